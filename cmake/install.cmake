@@ -1,0 +1,17 @@
+# Installation and the CMake package, so that find_package(nuvec) works.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+install(TARGETS nuvec EXPORT nuvecTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(DIRECTORY include/nuvec DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT nuvecTargets NAMESPACE nuvec:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/nuvec)
+configure_package_config_file(cmake/nuvecConfig.cmake.in
+  ${CMAKE_CURRENT_BINARY_DIR}/nuvecConfig.cmake
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/nuvec)
+write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/nuvecConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/nuvecConfig.cmake
+  ${CMAKE_CURRENT_BINARY_DIR}/nuvecConfigVersion.cmake
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/nuvec)

@@ -1,0 +1,55 @@
+// A tour of what nuvec does today: lazy arrays, broadcasting, views, errors,
+// reductions and matmul. Run with scripts/demo.sh.
+#include <iostream>
+
+#include <nuvec/nuvec.h>
+
+using namespace nuvec;
+
+int main() {
+  std::cout << "nuvec tour\n\n";
+
+  // Lazy arrays: nothing runs until a value is read.
+  Array x = array({{0.0, 1.0, 2.0}, {3.0, 4.0, 5.0}});
+  Array col = array({{10}, {20}});  // int32, broadcasts over columns
+  Array y = (x * 2.0 + col).t();    // float32 (weak scalar), a transposed view
+  std::cout << "x =\n" << x << "\n";
+  std::cout << "(x * 2 + col).T has shape " << y.shape() << ", dtype " << y.dtype()
+            << " before evaluation\n";
+  std::cout << y << "\n\n";
+
+  // Views share the buffer: transpose, slicing with steps, broadcast.
+  Array r = ops::arange(12).reshape({3, 4});
+  std::cout << "arange(12).reshape(3, 4)[:, ::-2] = " << ops::slice(r, {0, 3}, {3, -5}, {1, -2})
+            << "\n\n";
+
+  // Reductions.
+  std::cout << "sum over axis 0: " << x.sum(0) << "\n";
+  std::cout << "mean: " << x.mean() << ", var(ddof=1): " << ops::var(x, false, 1) << "\n";
+  std::cout << "argmax of each row: " << x.argmax(1) << "\n";
+  std::cout << "logsumexp: " << x.logsumexp(-1) << "\n";
+  std::cout << "softmax of the first row: " << ops::softmax(ops::slice(x, {0}, {1}), {-1}) << "\n\n";
+
+  // Matrix products (float32 through BLAS).
+  Array a = array({{1.0, 2.0, 3.0}});
+  std::cout << "a @ a.T = " << a.matmul(a.t()) << "\n";
+
+  // Errors: an invalid call gives a failed array; nothing throws until read.
+  Array bad = a.matmul(a).exp().sum(-1);
+  try {
+    bad.check();
+  } catch (const Error& e) {
+    std::cout << "a @ a failed as expected: " << e.what() << "\n";
+    std::cout << "  op_name = " << e.op_name().value_or("?") << ", kind = "
+              << error_kind_name(e.kind()) << "\n";
+  }
+
+  // Type promotion as MLX: uint8 + int8 -> int16, int32 * 2.5 -> float32.
+  Array u = array<uint8_t>({200, 100});
+  Array i8 = array<int8_t>({-1, 1});
+  std::cout << "\nuint8 + int8 = " << (u + i8) << "\n";
+  std::cout << "int32 * 2.5 = " << (array({1, 2}) * 2.5) << "\n";
+  std::cout << "int32 // -2 (Python's rule) = " << ops::floor_divide(array({7, -7}), -2) << "\n";
+  std::cout << "float16 exp: " << ops::exp(array({0.5, 1.0}).astype(float16)) << "\n";
+  return 0;
+}

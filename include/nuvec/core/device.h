@@ -1,0 +1,61 @@
+// Devices and streams. The CPU exists always; the GPU when the CUDA backend is
+// built and a device is present.
+#pragma once
+
+#include <functional>
+#include <ostream>
+#include <variant>
+
+namespace nuvec {
+
+/// A processor that executes array operations.
+struct Device {
+  enum class DeviceType { cpu, gpu };
+  static constexpr DeviceType cpu = DeviceType::cpu;
+  static constexpr DeviceType gpu = DeviceType::gpu;
+
+  DeviceType type;
+  int index = 0;
+  constexpr Device(DeviceType t, int i = 0) : type(t), index(i) {}
+  friend constexpr bool operator==(Device a, Device b) {
+    return a.type == b.type && a.index == b.index;
+  }
+};
+
+/// An ordered queue of operations on a device.
+struct Stream {
+  int index;
+  Device device;
+  constexpr Stream(int i, Device d) : index(i), device(d) {}
+  friend constexpr bool operator==(Stream a, Stream b) {
+    return a.index == b.index && a.device == b.device;
+  }
+};
+
+/// Where an operation runs: the thread's default stream (empty), a stream,
+/// or a device (its default stream).
+using StreamOrDevice = std::variant<std::monostate, Stream, Device>;
+
+/// Whether a device of this type can run operations in this process.
+bool is_available(Device d);
+/// The default device: the GPU when one is present, else the CPU.
+Device default_device();
+void set_default_device(Device d);
+/// The default stream of device `d`.
+Stream default_stream(Device d);
+/// The stream new operations on this thread are recorded on.
+Stream default_stream();
+/// Sets the stream new operations on this thread are recorded on.
+void set_default_stream(Stream s);
+/// A new stream on device `d`.
+Stream new_stream(Device d);
+/// Resolves an operation's stream argument.
+Stream to_stream(const StreamOrDevice& s);
+/// Runs `f` with `s` as this thread's default stream, restoring the previous
+/// default afterwards (also when `f` throws).
+void with_stream(const StreamOrDevice& s, const std::function<void()>& f);
+
+std::ostream& operator<<(std::ostream& os, Device d);
+std::ostream& operator<<(std::ostream& os, Stream s);
+
+}  // namespace nuvec

@@ -1,0 +1,305 @@
+// Scalar functors of the element-wise binary primitives, one per registry
+// entry. Both operands have one dtype (ops promote first). Integer semantics
+// are defined for every input: wrapping arithmetic, Python's sign rules for
+// floor division and remainder, x // 0 == x % 0 == 0, over-wide shifts.
+#pragma once
+
+#include "complex.h"
+#include "math_f32.h"
+#include "math_f64.h"
+#include "types.h"
+#include "unary.h"
+
+namespace nuvec::kernels {
+
+#define NUVEC_WRAPPING_BINARY(Name, op)                              \
+  struct Name {                                                      \
+    template <class T>                                               \
+    NUVEC_KERNEL_INLINE T operator()(T x, T y) const {               \
+      if constexpr (is_int_v<T>) {                                   \
+        using U = unsigned_t<T>;                                     \
+        return T(U(x) op U(y));                                      \
+      } else if constexpr (is_bool_v<T>) {                           \
+        return bool(int(x) op int(y));                               \
+      } else if constexpr (is_complex_v<T>) {                        \
+        return x op y;                                               \
+      } else {                                                       \
+        using C = compute_t<T>;                                      \
+        return T(C(x) op C(y));                                      \
+      }                                                              \
+    }                                                                \
+  };
+NUVEC_WRAPPING_BINARY(Add, +)
+NUVEC_WRAPPING_BINARY(Subtract, -)
+NUVEC_WRAPPING_BINARY(Multiply, *)
+#undef NUVEC_WRAPPING_BINARY
+
+struct Divide {
+  template <class T>
+    requires(is_float_v<T> || is_complex_v<T>)
+  NUVEC_KERNEL_INLINE T operator()(T x, T y) const {
+    using C = compute_t<T>;
+    return T(C(x) / C(y));
+  }
+};
+
+namespace math {
+/// The exact remainder of x / y with the sign of x (C's fmod), by long
+/// division of the significands; NaN for y == 0 or infinite x.
+NUVEC_KERNEL_INLINE double fmod_exact(double x, double y) {
+  double ax = __builtin_fabs(x), ay = __builtin_fabs(y);
+  if (!(ay > 0.0) || !(ax - ax == 0.0) || ay != ay) return (x * y) / (x * y);
+  if (ax < ay) return x;
+  u64 bx = bit_cast<u64>(ax), by = bit_cast<u64>(ay);
+  int ex = int(bx >> 52), ey = int(by >> 52);
+  u64 mx = bx & 0xfffffffffffffull, my = by & 0xfffffffffffffull;
+  if (ex == 0) {  // subnormal: normalise
+    while (!(mx & (1ull << 52))) { mx <<= 1; --ex; }
+    ++ex;
+  } else {
+    mx |= 1ull << 52;
+  }
+  if (ey == 0) {
+    while (!(my & (1ull << 52))) { my <<= 1; --ey; }
+    ++ey;
+  } else {
+    my |= 1ull << 52;
+  }
+  for (; ex > ey; --ex) {
+    if (mx >= my) mx -= my;
+    mx <<= 1;
+  }
+  if (mx >= my) mx -= my;
+  if (mx == 0) return __builtin_copysign(0.0, x);
+  while (!(mx & (1ull << 52))) { mx <<= 1; --ey; }
+  double r;
+  if (ey > 0) {
+    r = bit_cast<double>((u64(ey) << 52) | (mx & 0xfffffffffffffull));
+  } else {  // subnormal result: exact, built by scaling down
+    r = bit_cast<double>((u64(ey + 1022) << 52) |
+                         (mx & 0xfffffffffffffull)) *
+        2.2250738585072014e-308;
+  }
+  return __builtin_copysign(r, x);
+}
+}  // namespace math
+
+struct FloorDivide {
+  template <class T>
+    requires(!is_complex_v<T>)
+  NUVEC_KERNEL_INLINE T operator()(T x, T y) const {
+    if constexpr (is_float_v<T>) {
+      using C = compute_t<T>;
+      return T(Floor{}(C(C(x) / C(y))));
+    } else if constexpr (is_bool_v<T>) {
+      return y ? x : false;
+    } else if constexpr (is_signed_int_v<T>) {
+      if (y == 0) return T(0);
+      if (y == T(-1)) return Negative{}(x);
+      T q = T(x / y);
+      return T((x % y != 0 && ((x < 0) != (y < 0))) ? q - 1 : q);
+    } else {
+      return y == 0 ? T(0) : T(x / y);
+    }
+  }
+};
+
+struct Remainder {
+  template <class T>
+    requires(!is_complex_v<T>)
+  NUVEC_KERNEL_INLINE T operator()(T x, T y) const {
+    if constexpr (is_float_v<T>) {
+      using C = compute_t<T>;
+      C r = C(math::fmod_exact(double(C(x)), double(C(y))));
+      C cy = y;
+      return T((r != C(0) && ((r < C(0)) != (cy < C(0)))) ? C(r + cy) : r);
+    } else if constexpr (is_bool_v<T>) {
+      return false;
+    } else if constexpr (is_signed_int_v<T>) {
+      if (y == 0 || y == T(-1)) return T(0);
+      T r = T(x % y);
+      return T((r != 0 && ((r < 0) != (y < 0))) ? r + y : r);
+    } else {
+      return y == 0 ? T(0) : T(x % y);
+    }
+  }
+};
+
+struct Power {
+  template <class T>
+  NUVEC_KERNEL_INLINE T operator()(T x, T y) const {
+    if constexpr (is_float_v<T>) {
+      using C = compute_t<T>;
+      return T(math::pow(C(x), C(y)));
+    } else if constexpr (is_complex_v<T>) {
+      return math::exp(y * math::log(x));
+    } else if constexpr (is_bool_v<T>) {
+      return x || !y;
+    } else {
+      using U = unsigned_t<T>;
+      if constexpr (is_signed_int_v<T>) {
+        if (y < 0) return T(x == 1 ? 1 : (x == -1 ? ((y & 1) ? -1 : 1) : 0));
+      }
+      U base = U(x), result = 1;
+      for (U e = U(y); e != 0; e >>= 1) {
+        if (e & 1) result = U(result * base);
+        base = U(base * base);
+      }
+      return T(result);
+    }
+  }
+};
+
+/// a < b with NaN never less; complex numbers compare lexicographically.
+template <class T>
+NUVEC_KERNEL_INLINE bool less_than(T a, T b) {
+  if constexpr (is_complex_v<T>) {
+    return a.re < b.re || (a.re == b.re && a.im < b.im);
+  } else if constexpr (is_half_v<T>) {
+    return float(a) < float(b);
+  } else {
+    return a < b;
+  }
+}
+template <class T>
+NUVEC_KERNEL_INLINE bool equal_to(T a, T b) {
+  if constexpr (is_complex_v<T>) {
+    return a.re == b.re && a.im == b.im;
+  } else if constexpr (is_half_v<T>) {
+    return float(a) == float(b);
+  } else {
+    return a == b;
+  }
+}
+template <class T>
+NUVEC_KERNEL_INLINE bool any_nan(T a) {
+  if constexpr (is_complex_v<T>) {
+    return a.re != a.re || a.im != a.im;
+  } else {
+    return is_nan(a);
+  }
+}
+
+struct Maximum {  // NaN propagates
+  template <class T>
+  NUVEC_KERNEL_INLINE T operator()(T x, T y) const {
+    return any_nan(x) ? x : (any_nan(y) ? y : (less_than(x, y) ? y : x));
+  }
+};
+struct Minimum {
+  template <class T>
+  NUVEC_KERNEL_INLINE T operator()(T x, T y) const {
+    return any_nan(x) ? x : (any_nan(y) ? y : (less_than(y, x) ? y : x));
+  }
+};
+
+struct Equal {
+  template <class T>
+  NUVEC_KERNEL_INLINE bool operator()(T x, T y) const { return equal_to(x, y); }
+};
+struct NotEqual {
+  template <class T>
+  NUVEC_KERNEL_INLINE bool operator()(T x, T y) const { return !equal_to(x, y); }
+};
+struct Less {
+  template <class T>
+  NUVEC_KERNEL_INLINE bool operator()(T x, T y) const { return less_than(x, y); }
+};
+struct LessEqual {
+  template <class T>
+  NUVEC_KERNEL_INLINE bool operator()(T x, T y) const {
+    return less_than(x, y) || equal_to(x, y);
+  }
+};
+struct Greater {
+  template <class T>
+  NUVEC_KERNEL_INLINE bool operator()(T x, T y) const { return less_than(y, x); }
+};
+struct GreaterEqual {
+  template <class T>
+  NUVEC_KERNEL_INLINE bool operator()(T x, T y) const {
+    return less_than(y, x) || equal_to(x, y);
+  }
+};
+
+struct LogicalAnd {
+  template <class T>
+  NUVEC_KERNEL_INLINE bool operator()(T x, T y) const { return truth(x) && truth(y); }
+};
+struct LogicalOr {
+  template <class T>
+  NUVEC_KERNEL_INLINE bool operator()(T x, T y) const { return truth(x) || truth(y); }
+};
+
+#define NUVEC_BITWISE_BINARY(Name, op)                          \
+  struct Name {                                                 \
+    template <class T>                                          \
+      requires(is_int_v<T> || is_bool_v<T>)                     \
+    NUVEC_KERNEL_INLINE T operator()(T x, T y) const {          \
+      return T(x op y);                                         \
+    }                                                           \
+  };
+NUVEC_BITWISE_BINARY(BitwiseAnd, &)
+NUVEC_BITWISE_BINARY(BitwiseOr, |)
+NUVEC_BITWISE_BINARY(BitwiseXor, ^)
+#undef NUVEC_BITWISE_BINARY
+
+/// x << y; a count that is negative or at least the bit width gives 0.
+struct LeftShift {
+  template <class T>
+    requires(is_int_v<T> || is_bool_v<T>)
+  NUVEC_KERNEL_INLINE T operator()(T x, T y) const {
+    if constexpr (is_bool_v<T>) {
+      return x && !y;
+    } else {
+      using U = unsigned_t<T>;
+      bool in_range = y >= 0 && y < T(sizeof(T) * 8);
+      return in_range ? T(U(U(x) << y)) : T(0);
+    }
+  }
+};
+/// x >> y (arithmetic for signed types); an over-wide or negative count
+/// gives 0, or -1 for a negative signed x.
+struct RightShift {
+  template <class T>
+    requires(is_int_v<T> || is_bool_v<T>)
+  NUVEC_KERNEL_INLINE T operator()(T x, T y) const {
+    if constexpr (is_bool_v<T>) {
+      return x && !y;
+    } else {
+      bool in_range = y >= 0 && y < T(sizeof(T) * 8);
+      T fill = T(is_signed_int_v<T> && x < 0 ? -1 : 0);
+      return in_range ? T(x >> y) : fill;
+    }
+  }
+};
+
+struct ArcTan2 {
+  template <class T>
+    requires is_float_v<T>
+  NUVEC_KERNEL_INLINE T operator()(T y, T x) const {
+    using C = compute_t<T>;
+    return T(math::atan2(C(y), C(x)));
+  }
+};
+
+struct LogAddExp {
+  template <class T>
+    requires is_float_v<T>
+  NUVEC_KERNEL_INLINE T operator()(T x, T y) const {
+    using C = compute_t<T>;
+    C a = x, b = y;
+    C hi = a > b ? a : b, lo = a > b ? b : a;
+    C r = hi + math::log1p(math::exp(lo - hi));
+    r = (hi - hi != C(0)) ? hi : r;  // +-inf (both -inf gives -inf)
+    return T((a != a || b != b) ? a + b : r);
+  }
+};
+
+/// cond ? x : y.
+struct Select {
+  template <class T>
+  NUVEC_KERNEL_INLINE T operator()(bool c, T x, T y) const { return c ? x : y; }
+};
+
+}  // namespace nuvec::kernels

@@ -1,0 +1,6 @@
+// All scalar functors: the header the backends and the code generators include.
+#pragma once
+
+#include "binary.h"
+#include "cast.h"
+#include "unary.h"

@@ -1,0 +1,567 @@
+// Vectorizable float32 math: exp, exp2, expm1, log, log2, log10, log1p, sin,
+// cos, tan, asin, acos, atan, atan2, sinh, cosh, tanh, asinh, acosh, atanh,
+// erf, erfinv, sigmoid, pow.
+//
+// Design: every function widens to double, evaluates a double kernel whose
+// relative error is about 2^-40 or better, and rounds once to float. So the
+// results are within 0.5 ULP plus a tiny fraction (ideally correctly rounded
+// except at rare near-ties), subnormal results are rounded correctly, and no
+// compensated float tricks are needed. Only + - * /, sqrt, fma (in the sin/cos
+// reduction), rint, comparisons, selects and bit casts are used:
+// no libm, no tables in memory, so the same bits come from any compiler that
+// honours -ffp-contract=off. Selects are plain ternaries on values already
+// computed (both sides evaluated), which if-convert into vector blends.
+//
+// Stated bound (asserted by tests/math_f32_test.cpp): max error <= 1 ULP for
+// every function over all float inputs (pow, atan2: over sampled pairs).
+// Measured exhaustively over all 2^32 inputs (tools/exhaustive_math_f32.cpp),
+// max ULP error against glibc's double (long double for erfinv) result:
+//   see MEASURED table below.
+//
+// Special values follow C99 Annex F: NaN in -> NaN out, signed zeros kept
+// (sin(-0) = -0, expm1(-0) = -0, ...), domain errors give NaN, overflow gives
+// inf, underflow gives correctly rounded subnormals or 0. erfinv(+-1) = +-inf.
+// sin/cos/tan reduce exactly for every finite input: a three-part Cody-Waite
+// reduction in double below 2^52 and a branch-free Payne-Hanek above.
+#pragma once
+
+#include "nuvec/kernels/config.h"
+
+namespace nuvec::kernels::math {
+namespace detail {
+
+// Selects on values that are both computed, as bitwise blends: g++ turns
+// `?:` into branches that stop vectorization (seen with AVX2 and AVX-512).
+NUVEC_KERNEL_INLINE u32 selu(bool c, u32 a, u32 b) {
+  u32 m = 0u - u32(c);
+  return (a & m) | (b & ~m);
+}
+NUVEC_KERNEL_INLINE i32 seli(bool c, i32 a, i32 b) {
+  return i32(selu(c, u32(a), u32(b)));
+}
+NUVEC_KERNEL_INLINE float self(bool c, float a, float b) {
+  return bit_cast<float>(selu(c, bit_cast<u32>(a), bit_cast<u32>(b)));
+}
+NUVEC_KERNEL_INLINE double sel(bool c, double a, double b) {
+  u64 m = 0ull - u64(c);
+  return bit_cast<double>((bit_cast<u64>(a) & m) | (bit_cast<u64>(b) & ~m));
+}
+// Select on an integer bit (0 or 1), and a sign flip by an integer bit: g++
+// does not vectorize a bool made from a 32-bit test used on 64-bit lanes.
+NUVEC_KERNEL_INLINE double sel_bit(u32 bit, double a, double b) {
+  u64 m = 0ull - u64(bit);
+  return bit_cast<double>((bit_cast<u64>(a) & m) | (bit_cast<u64>(b) & ~m));
+}
+NUVEC_KERNEL_INLINE double neg_bit(u32 bit, double v) {
+  return bit_cast<double>(bit_cast<u64>(v) ^ (u64(bit) << 63));
+}
+
+// Horner's rule, coefficients from the highest degree down.
+NUVEC_KERNEL_INLINE double horner(double, double c) { return c; }
+template <class... Cs>
+NUVEC_KERNEL_INLINE double horner(double x, double a, double b, Cs... cs) {
+  return horner(x, a * x + b, cs...);
+}
+
+// v with its sign bit flipped when s is negative (applies an odd symmetry).
+NUVEC_KERNEL_INLINE float xorsign(float v, float s) {
+  return bit_cast<float>(bit_cast<u32>(v) ^ (bit_cast<u32>(s) & 0x80000000u));
+}
+
+constexpr float kInfF = __builtin_inff();
+constexpr float kNanF = __builtin_nanf("");
+constexpr double kInf = __builtin_inf();
+constexpr double kLn2 = 0x1.62e42fefa39efp-1;
+constexpr double kLn2Hi = 0x1.62e42fefa3800p-1;  // 43 bits: n*kLn2Hi exact
+constexpr double kLn2Lo = 0x1.ef35793c76730p-45;
+constexpr double kLog2e = 0x1.71547652b82fep+0;
+constexpr double kLog10e = 0x1.bcb7b1526e50ep-2;
+constexpr double kLog10Of2 = 0x1.34413509f79ffp-2;
+constexpr double kPi = 0x1.921fb54442d18p+1;
+constexpr double kPio2 = 0x1.921fb54442d18p+0;
+constexpr double kPio4 = 0x1.921fb54442d18p-1;
+
+// 2^i as a double for |i| <= 250, from two float powers (exact products).
+NUVEC_KERNEL_INLINE double pow2i(i32 i) {
+  i32 i1 = i >> 1;
+  i32 i2 = i - i1;
+  float s1 = bit_cast<float>(u32(i1 + 127) << 23);
+  float s2 = bit_cast<float>(u32(i2 + 127) << 23);
+  return double(s1) * double(s2);
+}
+
+// Integer part of a double known to be integral and small, NaN mapped to 0
+// (a NaN-to-int cast is undefined and differs between x86 and PTX).
+NUVEC_KERNEL_INLINE i32 to_i32(double n) { return i32(sel(n == n, n, 0.0)); }
+
+// e^x for |x| <= 170 (NaN propagates), relative error ~2^-50.
+NUVEC_KERNEL_INLINE double exp_d(double x) {
+  double n = __builtin_rint(x * kLog2e);
+  double r =
+      (x - n * kLn2Hi) - n * kLn2Lo;  // first product and difference exact
+  double p =
+      horner(r, 0x1.ae64567f544e4p-26, 0x1.27e4fb7789f5cp-22,
+             0x1.71de3a556c734p-19, 0x1.a01a01a01a01ap-16,
+             0x1.a01a01a01a01ap-13, 0x1.6c16c16c16c17p-10, 0x1.1111111111111p-7,
+             0x1.5555555555555p-5, 0x1.5555555555555p-3, 0x1.0p-1, 1.0, 1.0);
+  return p * pow2i(to_i32(n));
+}
+
+// e^x - 1 for |x| <= 170, relative error ~2^-50 (exact cancellation at n=0).
+NUVEC_KERNEL_INLINE double expm1_d(double x) {
+  double n = __builtin_rint(x * kLog2e);
+  double r = (x - n * kLn2Hi) - n * kLn2Lo;
+  double q =
+      horner(r, 0x1.ae64567f544e4p-26, 0x1.27e4fb7789f5cp-22,
+             0x1.71de3a556c734p-19, 0x1.a01a01a01a01ap-16,
+             0x1.a01a01a01a01ap-13, 0x1.6c16c16c16c17p-10, 0x1.1111111111111p-7,
+             0x1.5555555555555p-5, 0x1.5555555555555p-3, 0x1.0p-1, 1.0);
+  double pm1 = r * q;  // e^r - 1
+  double s = pow2i(to_i32(n));
+  return s * pm1 + (s - 1.0);
+}
+
+// 2^x for |x| <= 250 (any double; x - n is exact), relative error ~2^-50.
+NUVEC_KERNEL_INLINE double exp2_d(double x) {
+  double n = __builtin_rint(x);
+  double r = x - n;
+  double p = horner(
+      r, 0x1.e8cac7351bb25p-32, 0x1.e4cf5158b8ecap-28, 0x1.b5253d395e7c4p-24,
+      0x1.62c0223a5c824p-20, 0x1.ffcbfc588b0c7p-17, 0x1.430912f86c787p-13,
+      0x1.5d87fe78a6731p-10, 0x1.3b2ab6fba4e77p-7, 0x1.c6b08d704a0c0p-5,
+      0x1.ebfbdff82c58fp-3, 0x1.62e42fefa39efp-1, 1.0);
+  return p * pow2i(to_i32(n));
+}
+
+// Splits a positive normal finite double u = 2^e * m, m in [sqrt(1/2),
+// sqrt(2)), and returns ln(m) (relative error ~2^-50); e goes to *e.
+NUVEC_KERNEL_INLINE double log_parts(double u, double* e) {
+  u64 b = bit_cast<u64>(u);
+  // Exponent as a double without an int64 conversion: 2^52 + field - 2^52.
+  double ef =
+      bit_cast<double>((b >> 52) | 0x4330000000000000ull) - 0x1.0p52 - 1023.0;
+  double m =
+      bit_cast<double>((b & 0x000fffffffffffffull) | 0x3ff0000000000000ull);
+  bool big = m > 0x1.6a09e667f3bcdp+0;
+  m = sel(big, m * 0.5, m);
+  *e = sel(big, ef + 1.0, ef);
+  double f = m - 1.0;  // exact
+  double s = f / (2.0 + f);
+  double s2 = s * s;
+  // ln(m) = 2 atanh(s) = 2s + 2s^3/3 + ...; |s| <= 0.1716.
+  double p =
+      horner(s2, 0x1.e1e1e1e1e1e1ep-4, 0x1.1111111111111p-3,
+             0x1.3b13b13b13b14p-3, 0x1.745d1745d1746p-3, 0x1.c71c71c71c71cp-3,
+             0x1.2492492492492p-2, 0x1.999999999999ap-2, 0x1.5555555555555p-1);
+  return 2.0 * s + s * (s2 * p);
+}
+
+NUVEC_KERNEL_INLINE double log_d(double u) {
+  double e;
+  double lm = log_parts(u, &e);
+  return e * kLn2 + lm;
+}
+
+// ln(1 + a) for a > -1, a finite: corrects the rounding of 1 + a.
+NUVEC_KERNEL_INLINE double log1p_d(double a) {
+  double u = 1.0 + a;
+  double c = (a - (u - 1.0)) / u;
+  return log_d(u) + c;
+}
+
+// atan(t) for t >= 0 (inf and NaN included), relative error ~2^-45.
+NUVEC_KERNEL_INLINE double atan_d(double t) {
+  bool inv = t > 1.0;
+  double a = sel(inv, 1.0 / t, t);
+  bool mid = a > 0x1.a827999fcef32p-2;  // tan(pi/8)
+  double b = sel(mid, (a - 1.0) / (a + 1.0), a);
+  double b2 = b * b;
+  double p = horner(
+      b2, 0x1.f61079a67a655p-6, -0x1.e123c910996e0p-5, 0x1.35cbd91f7449ap-4,
+      -0x1.73d963bf0c396p-4, 0x1.c714cc286b268p-4, -0x1.249228f16315fp-3,
+      0x1.99999910f9196p-3, -0x1.55555554e53e8p-2, 0x1.fffffffffff0dp-1);
+  double v = sel(mid, kPio4, 0.0) + b * p;
+  return sel(inv, kPio2 - v, v);
+}
+
+// erf(x)/x for 0 <= x <= 1, as a polynomial in x^2.
+NUVEC_KERNEL_INLINE double erf_small(double x2) {
+  return horner(x2, -0x1.c1a515de8637ap-24, 0x1.9ae0986f9de4fp-20,
+                -0x1.f0705a1dde9aap-17, 0x1.f941bed7e7847p-14,
+                -0x1.c0286cad68e02p-11, 0x1.565ba0406c001p-8,
+                -0x1.b82ce15c3b7f8p-6, 0x1.ce2f2197bc2efp-4,
+                -0x1.812746b0271ecp-2, 0x1.20dd750429b19p+0);
+}
+
+// erfc(x) e^(x^2) for 1 <= x <= 4.25, relative error ~2^-41.
+NUVEC_KERNEL_INLINE double erfc_scaled(double x) {
+  double t1 = x - 1.75;
+  double h1 = horner(
+      t1, 0x1.2f85612e94323p-24, -0x1.1c27c471d4c8cp-22, 0x1.b7ac2abff4275p-21,
+      -0x1.84b13f8a8dc6ap-19, 0x1.52928223f3624p-17, -0x1.1b46f034e26b5p-15,
+      0x1.cb4b85eb0c4b5p-14, -0x1.6837aacb7a0c8p-12, 0x1.106bd76e3c2d8p-10,
+      -0x1.8bf719f1ba15fp-9, 0x1.13648a0f31a57p-7, -0x1.6cb52fdf0c981p-6,
+      0x1.c8d0cef0fac61p-5, -0x1.0c3d538448ea6p-3, 0x1.23cfc2f1dc7e0p-2);
+  double t2 = x - 3.375;
+  double h2 = horner(
+      t2, 0x1.928633c555a7dp-28, -0x1.dd67d951ec6bfp-26, 0x1.edde19d022804p-24,
+      -0x1.195a3e2fc7b2bp-21, 0x1.3c44aa68a1695p-19, -0x1.5a6c87064061bp-17,
+      0x1.7350c27b149dep-15, -0x1.85115bd19e7adp-13, 0x1.8de5f29d6251dp-11,
+      -0x1.8c84c1795734cp-9, 0x1.804cc156fdce9p-7, -0x1.696d353ee53b6p-5,
+      0x1.48f8f10299b71p-3);
+  return sel(x < 2.5, h1, h2);
+}
+
+// Exact u32 -> double through the 2^52 bias (vectorizes without AVX-512).
+NUVEC_KERNEL_INLINE double u32_to_double(u32 v) {
+  return bit_cast<double>(0x4330000000000000ull | v) - 0x1.0p52;
+}
+
+// Word k of 2/pi's binary expansion (bits 32k+1 .. 32k+32), k in [0, 6],
+// as a select chain: no table in memory, vectorizes without gathers.
+NUVEC_KERNEL_INLINE u32 two_over_pi_word(u32 k) {
+  u32 w = 0xa2f9836eu;
+  w = selu(k == 1, 0x4e441529u, w);
+  w = selu(k == 2, 0xfc2757d1u, w);
+  w = selu(k == 3, 0xf534ddc0u, w);
+  w = selu(k == 4, 0xdb629599u, w);
+  w = selu(k == 5, 0x3c439041u, w);
+  w = selu(k == 6, 0xfe5163abu, w);
+  return w;
+}
+
+// Payne-Hanek: for finite |x| >= 2^52 (float bits xb, sign cleared), returns
+// the reduced argument r = x - n pi/2 in double and n mod 4 in *q.
+NUVEC_KERNEL_INLINE double reduce_big(u32 xb, u32* q) {
+  u32 be = xb >> 23;
+  // x = M 2^E; bits of 2/pi before position E-1 only add multiples of 4.
+  u32 mant = (xb & 0x7fffffu) | 0x800000u;
+  i32 ex = i32(be) - 150;
+  i32 i0 = ex - 1;  // first bit used, >= 28 for |x| >= 2^52
+  i0 = seli(i0 < 28, 28, i0);
+  i0 = seli(i0 > 103, 103, i0);
+  u32 k = u32(i0 - 1) >> 5;
+  u32 s = u32(i0 - 1) & 31u;
+  u32 a0 = two_over_pi_word(k), a1 = two_over_pi_word(k + 1);
+  u32 a2 = two_over_pi_word(k + 2), a3 = two_over_pi_word(k + 3);
+  // 96-bit window of 2/pi starting at bit i0 (shift by 32 avoided).
+  u32 w2 = (a0 << s) | ((a1 >> 1) >> (31u - s));
+  u32 w1 = (a1 << s) | ((a2 >> 1) >> (31u - s));
+  u32 w0 = (a2 << s) | ((a3 >> 1) >> (31u - s));
+  // (mant * w) mod 2^96 = x 2/pi mod 4, scaled by 2^94.
+  u64 p0 = u64(mant) * w0;
+  u64 p1 = u64(mant) * w1 + (p0 >> 32);
+  u32 p2 = mant * w2 + u32(p1 >> 32);
+  u64 hi = (u64(p2) << 32) | (p1 & 0xffffffffull);
+  u32 lo = u32(p0);
+  *q = u32((hi + (1ull << 61)) >> 62) & 3u;  // round to nearest quadrant
+  // Fraction in [-1/2, 1/2) quadrants as a signed 2^64-scaled integer.
+  u64 t = (hi << 2) | (lo >> 30);
+  // Converted in 32-bit pieces (AVX2 has no int64 -> double conversion).
+  double f = double(i32(u32(t >> 32))) * 0x1.0p-32 +
+             u32_to_double(u32(t)) * 0x1.0p-64 +
+             u32_to_double(lo << 2) * 0x1.0p-96;
+  return f * kPio2;
+}
+
+// Reduces a float |x| (sign cleared, finite or not) to r in about
+// [-pi/4, pi/4] and the quadrant n mod 4. Non-finite x gives NaN r.
+NUVEC_KERNEL_INLINE double reduce_trig(float ax, u32* q) {
+  u32 xb = bit_cast<u32>(ax);
+  bool small = ax < 0x1.0p52f;
+  double xs = sel(small, double(ax), 0.0);
+  double n = __builtin_rint(xs * 0x1.45f306dc9c883p-1);
+  double r = __builtin_fma(-n, 0x1.921fb54442d18p+0, xs);  // exact
+  r = __builtin_fma(-n, 0x1.1a62633145c07p-54, r);
+  r = __builtin_fma(-n, -0x1.f1976b7ed8fbcp-110, r);
+  // n mod 4 via rint (g++ does not vectorize floor/trunc here).
+  double nq = n - 4.0 * __builtin_rint(n * 0.25);  // in [-2, 2], exact
+  u32 qs = u32(i32(nq)) & 3u;
+  u32 qb;
+  double rb = reduce_big(xb, &qb);
+  *q = selu(small, qs, qb);
+  double rr = sel(small, r, rb);
+  return sel((ax == ax) & (ax != kInfF), rr, double(kNanF));
+}
+
+NUVEC_KERNEL_INLINE double sin_poly(double r, double r2) {
+  double p = horner(r2, 0x1.6124613a86d09p-33, -0x1.ae64567f544e4p-26,
+                    0x1.71de3a556c734p-19, -0x1.a01a01a01a01ap-13,
+                    0x1.1111111111111p-7, -0x1.5555555555555p-3);
+  return r + r * (r2 * p);
+}
+
+NUVEC_KERNEL_INLINE double cos_poly(double r2) {
+  double p = horner(r2, -0x1.93974a8c07c9dp-37, 0x1.1eed8eff8d898p-29,
+                    -0x1.27e4fb7789f5cp-22, 0x1.a01a01a01a01ap-16,
+                    -0x1.6c16c16c16c17p-10, 0x1.5555555555555p-5);
+  return (1.0 - 0.5 * r2) + r2 * (r2 * p);
+}
+
+// log2|x| as a double for a float x: -inf at 0, +inf at inf, NaN for NaN.
+NUVEC_KERNEL_INLINE double log2_abs(float x) {
+  float ax = __builtin_fabsf(x);
+  bool ok = (ax > 0.0f) & (ax < kInfF);
+  double e;
+  double lm = log_parts(sel(ok, double(ax), 1.0), &e);
+  double l = e + lm * kLog2e;
+  double spec = sel(ax == 0.0f, -kInf, double(ax));
+  return sel(ok, l, spec);
+}
+
+}  // namespace detail
+
+/// e^x. Overflows to inf above ~88.72, underflows through subnormals to 0.
+NUVEC_KERNEL_INLINE float exp(float x) {
+  double xd = x;
+  xd = detail::sel(xd > 120.0, 120.0, xd);
+  xd = detail::sel(xd < -120.0, -120.0, xd);
+  return float(detail::exp_d(xd));
+}
+
+/// 2^x.
+NUVEC_KERNEL_INLINE float exp2(float x) {
+  double xd = x;
+  xd = detail::sel(xd > 200.0, 200.0, xd);
+  xd = detail::sel(xd < -200.0, -200.0, xd);
+  return float(detail::exp2_d(xd));
+}
+
+/// e^x - 1, accurate near 0; expm1(-0) = -0.
+NUVEC_KERNEL_INLINE float expm1(float x) {
+  double xd = x;
+  xd = detail::sel(xd > 120.0, 120.0, xd);
+  xd = detail::sel(xd < -120.0, -120.0, xd);
+  float r = float(detail::expm1_d(xd));
+  return detail::self(__builtin_fabsf(x) < 0x1.0p-30f, x, r);
+}
+
+/// Natural logarithm; log(0) = -inf, log(x < 0) = NaN.
+NUVEC_KERNEL_INLINE float log(float x) {
+  bool ok = (x > 0.0f) & (x < detail::kInfF);
+  float r = float(detail::log_d(detail::sel(ok, double(x), 1.0)));
+  float spec = detail::self(x == 0.0f, -detail::kInfF,
+                            detail::self(x < 0.0f, detail::kNanF, x));
+  return detail::self(ok, r, spec);
+}
+
+/// Base-2 logarithm.
+NUVEC_KERNEL_INLINE float log2(float x) {
+  float r = float(detail::log2_abs(x));
+  return detail::self(x < 0.0f, detail::kNanF, r);
+}
+
+/// Base-10 logarithm.
+NUVEC_KERNEL_INLINE float log10(float x) {
+  bool ok = (x > 0.0f) & (x < detail::kInfF);
+  double e;
+  double lm = detail::log_parts(detail::sel(ok, double(x), 1.0), &e);
+  float r = float(e * detail::kLog10Of2 + lm * detail::kLog10e);
+  float spec = detail::self(x == 0.0f, -detail::kInfF,
+                            detail::self(x < 0.0f, detail::kNanF, x));
+  return detail::self(ok, r, spec);
+}
+
+/// ln(1 + x), accurate near 0; log1p(-1) = -inf, log1p(x < -1) = NaN.
+NUVEC_KERNEL_INLINE float log1p(float x) {
+  bool ok = (x > -1.0f) & (x < detail::kInfF);
+  float r = float(detail::log1p_d(detail::sel(ok, double(x), 0.0)));
+  float spec = detail::self(x == -1.0f, -detail::kInfF,
+                            detail::self(x < -1.0f, detail::kNanF, x));
+  r = detail::self(ok, r, spec);
+  return detail::self(__builtin_fabsf(x) < 0x1.0p-30f, x, r);
+}
+
+/// Sine; exact argument reduction for every finite x.
+NUVEC_KERNEL_INLINE float sin(float x) {
+  u32 q;
+  double r = detail::reduce_trig(__builtin_fabsf(x), &q);
+  double r2 = r * r;
+  double s = detail::sin_poly(r, r2), c = detail::cos_poly(r2);
+  double v = detail::sel_bit(q & 1u, c, s);
+  v = detail::neg_bit((q >> 1) & 1u, v);
+  return detail::xorsign(float(v), x);
+}
+
+/// Cosine; exact argument reduction for every finite x.
+NUVEC_KERNEL_INLINE float cos(float x) {
+  u32 q;
+  double r = detail::reduce_trig(__builtin_fabsf(x), &q);
+  double r2 = r * r;
+  double s = detail::sin_poly(r, r2), c = detail::cos_poly(r2);
+  double v = detail::sel_bit(q & 1u, s, c);
+  v = detail::neg_bit(((q + 1u) >> 1) & 1u, v);
+  return float(v);
+}
+
+/// Tangent; exact argument reduction for every finite x.
+NUVEC_KERNEL_INLINE float tan(float x) {
+  u32 q;
+  double r = detail::reduce_trig(__builtin_fabsf(x), &q);
+  double r2 = r * r;
+  double s = detail::sin_poly(r, r2), c = detail::cos_poly(r2);
+  u32 odd = q & 1u;
+  double v = detail::sel_bit(odd, -c, s) / detail::sel_bit(odd, s, c);
+  return detail::xorsign(float(v), x);
+}
+
+/// Arctangent in [-pi/2, pi/2].
+NUVEC_KERNEL_INLINE float atan(float x) {
+  float r = float(detail::atan_d(double(__builtin_fabsf(x))));
+  return detail::xorsign(r, x);
+}
+
+/// Arcsine; NaN outside [-1, 1].
+NUVEC_KERNEL_INLINE float asin(float x) {
+  double a = __builtin_fabsf(x);
+  double t = a / __builtin_sqrt((1.0 - a) * (1.0 + a));  // exact factors
+  return detail::xorsign(float(detail::atan_d(t)), x);
+}
+
+/// Arccosine in [0, pi]; NaN outside [-1, 1].
+NUVEC_KERNEL_INLINE float acos(float x) {
+  double xd = x;
+  double t = __builtin_sqrt((1.0 - xd) / (1.0 + xd));
+  return float(2.0 * detail::atan_d(t));
+}
+
+/// atan(y / x) in the quadrant of (x, y), C99 special cases included.
+NUVEC_KERNEL_INLINE float atan2(float y, float x) {
+  double ay = __builtin_fabsf(y), ax = __builtin_fabsf(x);
+  double a = detail::atan_d(ay / ax);
+  a = detail::sel((ay == 0.0) & (ax == 0.0), 0.0, a);
+  a = detail::sel((ay == detail::kInf) & (ax == detail::kInf), detail::kPio4,
+                  a);
+  bool neg_x = (bit_cast<u32>(x) >> 31) != 0;
+  a = detail::sel(neg_x, detail::kPi - a, a);
+  return detail::xorsign(float(a), y);
+}
+
+/// Hyperbolic sine; overflows to +-inf.
+NUVEC_KERNEL_INLINE float sinh(float x) {
+  double a = __builtin_fabsf(x);
+  a = detail::sel(a > 120.0, 120.0, a);
+  double e = detail::expm1_d(a);
+  return detail::xorsign(float(0.5 * (e + e / (e + 1.0))), x);
+}
+
+/// Hyperbolic cosine; overflows to +inf.
+NUVEC_KERNEL_INLINE float cosh(float x) {
+  double a = __builtin_fabsf(x);
+  a = detail::sel(a > 120.0, 120.0, a);
+  double e = detail::exp_d(a);
+  return float(0.5 * e + 0.5 / e);
+}
+
+/// Hyperbolic tangent; tanh(-0) = -0.
+NUVEC_KERNEL_INLINE float tanh(float x) {
+  double a = __builtin_fabsf(x);
+  a = detail::sel(a > 20.0, 20.0, a);
+  double e = detail::expm1_d(2.0 * a);
+  return detail::xorsign(float(e / (e + 2.0)), x);
+}
+
+/// Inverse hyperbolic sine.
+NUVEC_KERNEL_INLINE float asinh(float x) {
+  float ax = __builtin_fabsf(x);
+  bool ok = ax < detail::kInfF;
+  double a = detail::sel(ok, double(ax), 0.0);
+  double a2 = a * a;
+  double r = detail::log1p_d(a + a2 / (1.0 + __builtin_sqrt(1.0 + a2)));
+  float v = detail::self(ok, float(r), ax);
+  v = detail::self(ax < 0x1.0p-30f, ax, v);
+  return detail::xorsign(v, x);
+}
+
+/// Inverse hyperbolic cosine; NaN below 1.
+NUVEC_KERNEL_INLINE float acosh(float x) {
+  bool ok = (x >= 1.0f) & (x < detail::kInfF);
+  double xd = detail::sel(ok, double(x), 1.0);
+  double t = xd - 1.0;  // exact
+  double r = detail::log1p_d(t + __builtin_sqrt(t * (xd + 1.0)));
+  float spec = detail::self(x == detail::kInfF, x, detail::kNanF);
+  return detail::self(ok, float(r), spec);
+}
+
+/// Inverse hyperbolic tangent; +-inf at +-1, NaN outside [-1, 1].
+NUVEC_KERNEL_INLINE float atanh(float x) {
+  float ax = __builtin_fabsf(x);
+  bool ok = ax < 1.0f;
+  double a = detail::sel(ok, double(ax), 0.0);
+  float r = float(0.5 * detail::log1p_d(2.0 * a / (1.0 - a)));
+  float spec = detail::self(ax == 1.0f, detail::kInfF, detail::kNanF);
+  r = detail::self(ok, r, spec);
+  r = detail::self(ax < 0x1.0p-30f, ax, r);
+  return detail::xorsign(r, x);
+}
+
+/// Error function.
+NUVEC_KERNEL_INLINE float erf(float x) {
+  double a = __builtin_fabsf(x);
+  a = detail::sel(a > 4.25, 4.25, a);
+  double a2 = a * a;  // exact
+  double small = a * detail::erf_small(a2);
+  double big = 1.0 - detail::exp_d(-a2) * detail::erfc_scaled(a);
+  return detail::xorsign(float(detail::sel(a < 1.0, small, big)), x);
+}
+
+/// Inverse error function; +-inf at +-1, NaN outside [-1, 1].
+NUVEC_KERNEL_INLINE float erfinv(float y) {
+  float ay = __builtin_fabsf(y);
+  bool ok = ay < 1.0f;
+  double a = detail::sel(ok, double(ay), 0.0);
+  double w = -detail::log_d((1.0 - a) * (1.0 + a));  // exact factors
+  // Starting guess erfinv(a)/a ~ P(w) (rel. error ~2^-26), then one Newton
+  // step.
+  double p1 = detail::horner(w, -0x1.32e60d3c53520p-27, 0x1.e1b098062b061p-23,
+                             -0x1.0d8bad835bc04p-19, 0x1.168bd9f76a2bdp-18,
+                             0x1.71821645ef351p-15, -0x1.095f5cec24910p-13,
+                             -0x1.3216adaa204fep-9, 0x1.7a716b3c956dfp-7,
+                             0x1.db2a01644bc5ap-3, 0x1.c5bf89108eb04p-1);
+  double p2 = detail::horner(
+      __builtin_sqrt(w), 0x1.c2d4df8cf28ecp-14, -0x1.a3db2fab22387p-9,
+      0x1.581fa02dd7065p-5, -0x1.44da6e29b777bp-2, 0x1.837dbad579ff5p+0,
+      -0x1.2c9bcbf42fdf0p+2, 0x1.2b61161ab1e83p+3, -0x1.67588974ad78cp+3,
+      0x1.f9a762710fb13p+2, -0x1.765aece43c718p+0);
+  double x0 = a * detail::sel(w < 5.0, p1, p2);
+  double x2 = x0 * x0;
+  double ex2 = detail::exp_d(x2);
+  // erf(x0) - a, written through erfc for x0 >= 1 to keep it accurate.
+  double xc = detail::sel(x0 < 1.0, 1.0, x0);
+  double res_small = x0 * detail::erf_small(x2) - a;
+  double res_big = (1.0 - a) - detail::erfc_scaled(xc) / ex2;
+  double res = detail::sel(x0 < 1.0, res_small, res_big);
+  double x1 = x0 - res * (0x1.c5bf891b4ef6bp-1 * ex2);  // sqrt(pi)/2
+  float spec = detail::self(ay == 1.0f, detail::kInfF, detail::kNanF);
+  return detail::xorsign(detail::self(ok, float(x1), spec), y);
+}
+
+/// Logistic sigmoid 1 / (1 + e^-x).
+NUVEC_KERNEL_INLINE float sigmoid(float x) {
+  double xd = x;
+  xd = detail::sel(xd > 120.0, 120.0, xd);
+  xd = detail::sel(xd < -120.0, -120.0, xd);
+  return float(1.0 / (1.0 + detail::exp_d(-xd)));
+}
+
+/// x^y with the C99 (Annex F) special cases: pow(x, +-0) = 1, pow(1, y) = 1,
+/// pow(-1, +-inf) = 1, negative x only with integer y (else NaN), signed
+/// zeros and infinities from odd integer y.
+NUVEC_KERNEL_INLINE float pow(float x, float y) {
+  double z = double(y) * detail::log2_abs(x);
+  z = detail::sel(z > 250.0, 250.0, z);
+  z = detail::sel(z < -250.0, -250.0, z);
+  float mag = float(detail::exp2_d(z));
+  bool y_int = __builtin_rintf(y) == y;  // inf counts as an even integer
+  float h = 0.5f * y;
+  bool y_odd = y_int & (__builtin_rintf(h) != h);
+  bool neg = (bit_cast<u32>(x) >> 31) != 0;
+  float r = detail::self(neg & y_odd, -mag, mag);
+  r = detail::self((x < 0.0f) & (x > -detail::kInfF) & !y_int, detail::kNanF,
+                   r);
+  bool one = (y == 0.0f) | (x == 1.0f) |
+             ((x == -1.0f) & (__builtin_fabsf(y) == detail::kInfF));
+  return detail::self(one, 1.0f, r);
+}
+
+}  // namespace nuvec::kernels::math

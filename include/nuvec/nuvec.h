@@ -1,0 +1,12 @@
+// nuvec: lazy arrays and composable transforms. The one header to include.
+#pragma once
+
+#include "nuvec/core/array.h"
+#include "nuvec/core/device.h"
+#include "nuvec/core/dtype.h"
+#include "nuvec/core/error.h"
+#include "nuvec/core/eval.h"
+#include "nuvec/core/memory.h"
+#include "nuvec/core/print.h"
+#include "nuvec/core/shape.h"
+#include "nuvec/ops/ops.h"

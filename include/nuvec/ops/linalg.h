@@ -1,0 +1,23 @@
+// Matrix products with MLX's rules: 1-D operands are promoted to a row or
+// column and the added axis removed; batch axes broadcast.
+#pragma once
+
+#include "nuvec/core/array.h"
+
+namespace nuvec::ops {
+
+/// a @ b. float32 and float64 go through BLAS; other dtypes through our own
+/// kernels (16-bit floats accumulate in float32).
+Array matmul(const Array& a, const Array& b, StreamOrDevice s = {},
+             Location loc = NUVEC_LOC);
+/// Sum of products over the last axes of a and b.
+Array inner(const Array& a, const Array& b, StreamOrDevice s = {},
+            Location loc = NUVEC_LOC);
+/// Outer product of the flattened arrays.
+Array outer(const Array& a, const Array& b, StreamOrDevice s = {},
+            Location loc = NUVEC_LOC);
+/// alpha * (a @ b) + beta * c.
+Array addmm(const Array& c, const Array& a, const Array& b, float alpha = 1.0f,
+            float beta = 1.0f, StreamOrDevice s = {}, Location loc = NUVEC_LOC);
+
+}  // namespace nuvec::ops

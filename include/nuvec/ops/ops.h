@@ -1,0 +1,8 @@
+// All operations.
+#pragma once
+
+#include "nuvec/ops/creation.h"
+#include "nuvec/ops/elementwise.h"
+#include "nuvec/ops/linalg.h"
+#include "nuvec/ops/reduce.h"
+#include "nuvec/ops/shape.h"

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Builds nuvec and runs the demo program (examples/tour.cpp).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DNUVEC_BUILD_TESTS=OFF -DNUVEC_BUILD_BENCH=OFF >/dev/null
+cmake --build build/release --target nuvec_tour
+build/release/examples/nuvec_tour

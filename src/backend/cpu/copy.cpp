@@ -1,0 +1,82 @@
+// Copies and conversions with strides, and the small primitives built on
+// them (views evaluated as copies, bit casts, arange, counts).
+#include <cstring>
+
+#include "backend/cpu/cpu.h"
+#include "backend/cpu/loops.h"
+#include "nuvec/kernels/cast.h"
+
+namespace nuvec::cpu {
+
+namespace {
+
+template <class From, class To>
+void copy_typed(const Array& in, Array& out) {
+  const From* src = ptr<From>(in);
+  To* dst = ptr<To>(out);
+  if (in.desc()->row_contiguous) {
+    for_each_block(in.size(), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) dst[i] = kernels::Cast<To>{}(src[i]);
+    });
+    return;
+  }
+  Strides os = row_major_strides(out.shape());
+  auto l = collapse<2>(in.shape(), {&in.strides(), &os});
+  for_each_row(l, [&](const std::array<int64_t, 2>& off, int64_t n,
+                      const std::array<int64_t, 2>& st) {
+    for (int64_t i = 0; i < n; ++i) dst[off[1] + i] = kernels::Cast<To>{}(src[off[0] + i * st[0]]);
+  });
+}
+
+}  // namespace
+
+void copy_general(const Array& in, Array& out) {
+  if (in.size() == 0) return;
+  dispatch_dtype(in.dtype(), [&](auto from) {
+    dispatch_dtype(out.dtype(), [&](auto to) {
+      copy_typed<typename decltype(from)::type, typename decltype(to)::type>(in, out);
+    });
+  });
+}
+
+void eval(const AsType&, const Arrays& in, Arrays& out) { copy_general(in[0], out[0]); }
+void eval(const Copy&, const Arrays& in, Arrays& out) { copy_general(in[0], out[0]); }
+void eval(const StopGradient&, const Arrays& in, Arrays& out) { copy_general(in[0], out[0]); }
+void eval(const Reshape&, const Arrays& in, Arrays& out) { copy_general(in[0], out[0]); }
+// Views are normally shared by the evaluator; a dense copy is also correct.
+void eval(const Transpose&, const Arrays& in, Arrays& out) { copy_general(in[0], out[0]); }
+void eval(const Broadcast&, const Arrays& in, Arrays& out) { copy_general(in[0], out[0]); }
+void eval(const Slice&, const Arrays& in, Arrays& out) { copy_general(in[0], out[0]); }
+void eval(const Depends&, const Arrays& in, Arrays& out) { copy_general(in[0], out[0]); }
+
+void eval(const BitCast&, const Arrays& in, Arrays& out) {
+  // Make the bytes dense in the input's dtype, then reinterpret them.
+  auto d = std::make_shared<ArrayDesc>();
+  d->shape = in[0].shape();
+  d->strides = row_major_strides(d->shape);
+  d->size = in[0].size();
+  d->dtype = in[0].dtype();
+  d->data = out[0].desc()->data;
+  Array dense(d);
+  copy_general(in[0], dense);
+}
+
+void eval(const Arange& p, const Arrays&, Arrays& out) {
+  dispatch_dtype(out[0].dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* dst = ptr<T>(out[0]);
+    double start = p.start(), step = p.step();
+    for (int64_t i = 0; i < out[0].size(); ++i) dst[i] = kernels::Cast<T>{}(start + double(i) * step);
+  });
+}
+
+void eval(const NumberOf& p, const Arrays& in, Arrays& out) {
+  double n = 1;
+  for (int a : p.axes()) n *= in[0].shape()[a];
+  dispatch_dtype(out[0].dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    *ptr<T>(out[0]) = kernels::Cast<T>{}(n);
+  });
+}
+
+}  // namespace nuvec::cpu

@@ -1,0 +1,49 @@
+// The CPU backend's kernels, one overload per primitive class. dispatch.cpp
+// expands the registry into a table of these; a missing overload is a
+// compile error.
+#pragma once
+
+#include <vector>
+
+#include "nuvec/core/graph.h"
+#include "nuvec/primitives/elementwise.h"
+#include "nuvec/primitives/linalg.h"
+#include "nuvec/primitives/reduce.h"
+#include "nuvec/primitives/shape_ops.h"
+
+namespace nuvec::cpu {
+
+using Arrays = std::vector<Array>;
+
+template <PrimitiveId Id, UnaryRule R>
+void eval(const UnaryPrimitive<Id, R>& p, const Arrays& in, Arrays& out);
+template <PrimitiveId Id, BinaryRule R>
+void eval(const BinaryPrimitive<Id, R>& p, const Arrays& in, Arrays& out);
+void eval(const Select& p, const Arrays& in, Arrays& out);
+void eval(const AsType& p, const Arrays& in, Arrays& out);
+void eval(const DivMod& p, const Arrays& in, Arrays& out);
+void eval(const BitCast& p, const Arrays& in, Arrays& out);
+void eval(const Copy& p, const Arrays& in, Arrays& out);
+void eval(const StopGradient& p, const Arrays& in, Arrays& out);
+void eval(const Reshape& p, const Arrays& in, Arrays& out);
+void eval(const Transpose& p, const Arrays& in, Arrays& out);
+void eval(const Broadcast& p, const Arrays& in, Arrays& out);
+void eval(const Slice& p, const Arrays& in, Arrays& out);
+void eval(const Reduce& p, const Arrays& in, Arrays& out);
+void eval(const ArgReduce& p, const Arrays& in, Arrays& out);
+void eval(const NumberOf& p, const Arrays& in, Arrays& out);
+void eval(const Matmul& p, const Arrays& in, Arrays& out);
+void eval(const Arange& p, const Arrays& in, Arrays& out);
+void eval(const Depends& p, const Arrays& in, Arrays& out);
+
+/// Typed pointer to the first element of an available CPU array.
+template <class T>
+T* ptr(const Array& a) {
+  return static_cast<T*>(a.desc()->data->ptr) + a.desc()->offset;
+}
+
+/// Copies `in` (any strides) into the row-major buffer of `out`, converting
+/// the dtype with kernels::Cast.
+void copy_general(const Array& in, Array& out);
+
+}  // namespace nuvec::cpu

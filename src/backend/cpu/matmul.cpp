@@ -1,0 +1,108 @@
+// Matrix products through BLAS. float32, float64 and complex64 call the
+// BLAS routine directly (a transposed operand is passed as a flag, other
+// strides are copied dense first); float16 and bfloat16 are widened to
+// float32, multiplied, and rounded once.
+#include <cblas.h>
+
+#include "backend/cpu/cpu.h"
+#include "core/strided.h"
+#include "nuvec/kernels/cast.h"
+
+namespace nuvec::cpu {
+
+namespace {
+
+// How a [rows, cols] matrix with strides (rs, cs) is seen by BLAS.
+struct MatrixView {
+  bool usable = false;
+  bool transposed = false;
+  int64_t ld = 0;
+};
+
+MatrixView blas_view(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+  MatrixView v;
+  if ((cs == 1 || cols == 1) && rs >= std::max<int64_t>(cols, 1)) {
+    v = {true, false, rs};
+  } else if ((rs == 1 || rows == 1) && cs >= std::max<int64_t>(rows, 1)) {
+    v = {true, true, cs};
+  }
+  if (rows == 1 && cols == 1) v = {true, false, 1};
+  return v;
+}
+
+template <class T>
+void gemm(bool ta, bool tb, int m, int n, int k, const T* a, int64_t lda, const T* b,
+          int64_t ldb, T* c) {
+  auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
+  if constexpr (std::is_same_v<T, float>) {
+    cblas_sgemm(CblasRowMajor, TA, TB, m, n, k, 1.0f, a, int(lda), b, int(ldb), 0.0f, c, n);
+  } else if constexpr (std::is_same_v<T, double>) {
+    cblas_dgemm(CblasRowMajor, TA, TB, m, n, k, 1.0, a, int(lda), b, int(ldb), 0.0, c, n);
+  } else {
+    const float one[2] = {1, 0}, zero[2] = {0, 0};
+    cblas_cgemm(CblasRowMajor, TA, TB, m, n, k, one, a, int(lda), b, int(ldb), zero, c, n);
+  }
+}
+
+// A dense row-major copy of `x` converted to T.
+template <class T>
+Array dense_as(const Array& x) {
+  auto d = std::make_shared<ArrayDesc>();
+  d->shape = x.shape();
+  d->strides = row_major_strides(d->shape);
+  d->size = x.size();
+  d->dtype = dtype_v<T>;
+  d->data = allocate_data(static_cast<size_t>(d->size) * sizeof(T));
+  Array out(d);
+  copy_general(x, out);
+  return out;
+}
+
+template <class T>
+void matmul_blas(const Array& a0, const Array& b0, Array& out) {
+  int nd = a0.ndim();
+  int m = a0.shape()[nd - 2], k = a0.shape()[nd - 1], n = b0.shape()[nd - 1];
+  T* c = ptr<T>(out);
+  if (out.size() == 0) return;
+  if (k == 0) {
+    for (int64_t i = 0; i < out.size(); ++i) c[i] = T(0);
+    return;
+  }
+  auto va = blas_view(m, k, a0.strides()[nd - 2], a0.strides()[nd - 1]);
+  auto vb = blas_view(k, n, b0.strides()[nd - 2], b0.strides()[nd - 1]);
+  Array a = va.usable ? a0 : dense_as<T>(a0);
+  Array b = vb.usable ? b0 : dense_as<T>(b0);
+  if (!va.usable) va = {true, false, k};
+  if (!vb.usable) vb = {true, false, n};
+  Shape batch(a.shape().begin(), a.shape().end() - 2);
+  Strides sa(a.strides().begin(), a.strides().end() - 2);
+  Strides sb(b.strides().begin(), b.strides().end() - 2);
+  std::vector<int64_t> oa, ob;
+  for_each_offset(batch, sa, 0, [&](int64_t o) { oa.push_back(o); });
+  for_each_offset(batch, sb, 0, [&](int64_t o) { ob.push_back(o); });
+  const T* pa = ptr<T>(a);
+  const T* pb = ptr<T>(b);
+  for (size_t i = 0; i < oa.size(); ++i)
+    gemm<T>(va.transposed, vb.transposed, m, n, k, pa + oa[i], va.ld, pb + ob[i], vb.ld,
+            c + int64_t(i) * m * n);
+}
+
+}  // namespace
+
+void eval(const Matmul&, const Arrays& in, Arrays& out) {
+  DType d = out[0].dtype();
+  if (d == float32) return matmul_blas<float>(in[0], in[1], out[0]);
+  if (d == float64) return matmul_blas<double>(in[0], in[1], out[0]);
+  if (d == complex64) return matmul_blas<complex64_t>(in[0], in[1], out[0]);
+  // 16-bit floats: widen, multiply in float32, round once.
+  Array a = dense_as<float>(in[0]), b = dense_as<float>(in[1]);
+  auto d32 = std::make_shared<ArrayDesc>(*out[0].desc());
+  d32->dtype = float32;
+  d32->node = nullptr;
+  d32->data = allocate_data(static_cast<size_t>(out[0].size()) * sizeof(float));
+  Array c(d32);
+  matmul_blas<float>(a, b, c);
+  copy_general(c, out[0]);
+}
+
+}  // namespace nuvec::cpu

@@ -1,0 +1,69 @@
+#include "nuvec/core/device.h"
+
+#include <atomic>
+#include <optional>
+
+#include "nuvec/core/error.h"
+
+namespace nuvec {
+
+namespace {
+
+std::atomic<int> next_stream_index{1};
+Device& global_default_device() {
+  static Device d = Device::cpu;  // no GPU backend in this build
+  return d;
+}
+thread_local std::optional<Stream> thread_default_stream;
+
+}  // namespace
+
+bool is_available(Device d) { return d.type == Device::cpu; }
+
+Device default_device() { return global_default_device(); }
+
+void set_default_device(Device d) {
+  if (!is_available(d))
+    throw Error(ErrorKind::backend, "[set_default_device] the GPU is not available in this build");
+  global_default_device() = d;
+  thread_default_stream.reset();
+}
+
+Stream default_stream(Device d) { return Stream(0, d); }
+
+Stream default_stream() {
+  if (thread_default_stream) return *thread_default_stream;
+  return default_stream(default_device());
+}
+
+void set_default_stream(Stream s) { thread_default_stream = s; }
+
+Stream new_stream(Device d) { return Stream(next_stream_index++, d); }
+
+Stream to_stream(const StreamOrDevice& s) {
+  if (auto* st = std::get_if<Stream>(&s)) return *st;
+  if (auto* d = std::get_if<Device>(&s)) return default_stream(*d);
+  return default_stream();
+}
+
+void with_stream(const StreamOrDevice& s, const std::function<void()>& f) {
+  auto saved = thread_default_stream;
+  struct Restore {
+    std::optional<Stream>& slot;
+    std::optional<Stream> value;
+    ~Restore() { slot = value; }
+  } restore{thread_default_stream, saved};
+  thread_default_stream = to_stream(s);
+  f();
+}
+
+std::ostream& operator<<(std::ostream& os, Device d) {
+  return os << "Device(" << (d.type == Device::cpu ? "cpu" : "gpu") << ", "
+            << d.index << ")";
+}
+
+std::ostream& operator<<(std::ostream& os, Stream s) {
+  return os << "Stream(" << s.device << ", " << s.index << ")";
+}
+
+}  // namespace nuvec

@@ -1,0 +1,217 @@
+// The evaluator: orders the pending graph iteratively, runs each node once
+// (claimed by compare-and-swap across threads), and detaches finished nodes
+// so that intermediates are freed as soon as nothing needs them.
+#include "nuvec/core/eval.h"
+
+#include <condition_variable>
+#include <deque>
+#include <thread>
+#include <unordered_set>
+
+#include "backend/backend.h"
+#include "nuvec/core/graph.h"
+
+namespace nuvec {
+
+namespace {
+
+using NodePtr = std::shared_ptr<Node>;
+
+// The pending producers of `a`'s node inputs, read under the node's lock
+// (another thread may be detaching it).
+std::vector<NodePtr> pending_inputs(Node& n) {
+  std::vector<NodePtr> out;
+  std::lock_guard<std::mutex> lock(n.mu);
+  for (const auto& in : n.inputs) {
+    const auto& p = in.desc()->node;
+    if (p && p->state.load(std::memory_order_acquire) != Node::State::done)
+      out.push_back(p);
+  }
+  return out;
+}
+
+// Post-order of the pending nodes below `roots`, without recursion.
+std::vector<NodePtr> topological_order(const std::vector<NodePtr>& roots) {
+  std::vector<NodePtr> order;
+  std::unordered_set<Node*> seen;
+  struct Frame {
+    NodePtr node;
+    std::vector<NodePtr> children;
+    size_t next = 0;
+  };
+  std::vector<Frame> stack;
+  for (const auto& r : roots) {
+    if (!seen.insert(r.get()).second) continue;
+    stack.push_back({r, pending_inputs(*r)});
+    while (!stack.empty()) {
+      Frame& f = stack.back();
+      if (f.next < f.children.size()) {
+        NodePtr c = f.children[f.next++];
+        if (seen.insert(c.get()).second) stack.push_back({c, pending_inputs(*c)});
+      } else {
+        order.push_back(std::move(f.node));
+        stack.pop_back();
+      }
+    }
+  }
+  return order;
+}
+
+bool can_donate(const Array& in, const OutputSpec& out) {
+  const auto& d = in.desc();
+  return d.use_count() == 1 && d->data && d->data.use_count() == 1 &&
+         d->data->from_allocator && d->row_contiguous && d->offset == 0 &&
+         d->size == shape_size(out.shape) && in.dtype().size() == out.dtype.size();
+}
+
+void execute(Node& n) {
+  for (const auto& in : n.inputs) {
+    const auto& p = in.desc()->node;
+    if (p && p->error) {
+      n.error = p->error;
+      return;
+    }
+  }
+  std::vector<Array> outs;
+  bool needs_kernel = false;
+  bool elementwise = is_elementwise(n.primitive->id());
+  for (size_t i = 0; i < n.specs.size(); ++i) {
+    auto desc = n.outputs[i].lock();
+    const OutputSpec& spec = n.specs[i];
+    if (!desc) {  // nobody holds this output: compute into scratch
+      desc = std::make_shared<ArrayDesc>();
+      desc->shape = spec.shape;
+      desc->strides = row_major_strides(spec.shape);
+      desc->size = shape_size(spec.shape);
+      desc->dtype = spec.dtype;
+    }
+    if (spec.is_view) {
+      desc->data = n.inputs[spec.view_of].desc()->data;
+    } else {
+      needs_kernel = true;
+      for (auto& in : n.inputs) {
+        if (elementwise && can_donate(in, spec)) {
+          desc->data = in.desc()->data;
+          break;
+        }
+      }
+      if (!desc->data)
+        desc->data = allocate_data(static_cast<size_t>(desc->size) * spec.dtype.size());
+    }
+    outs.emplace_back(std::move(desc));
+  }
+  if (needs_kernel) backend::eval_cpu(*n.primitive, n.inputs, outs);
+}
+
+void run_node(const NodePtr& n) {
+  auto expected = Node::State::pending;
+  if (!n->state.compare_exchange_strong(expected, Node::State::running,
+                                        std::memory_order_acq_rel)) {
+    if (expected == Node::State::running) {
+      std::unique_lock<std::mutex> lock(n->mu);
+      n->cv.wait(lock, [&] { return n->state.load() == Node::State::done; });
+    }
+    return;
+  }
+  try {
+    execute(*n);
+  } catch (const Error& e) {
+    n->error = std::make_shared<const Error>(e.kind(), e.message(),
+                                             std::string(n->op_name), n->loc);
+  } catch (const std::exception& e) {
+    n->error = std::make_shared<const Error>(ErrorKind::internal, e.what(),
+                                             std::string(n->op_name), n->loc);
+  }
+  std::vector<Array> dropped;
+  std::shared_ptr<const Primitive> prim;
+  {
+    std::lock_guard<std::mutex> lock(n->mu);
+    dropped.swap(n->inputs);
+    prim.swap(n->primitive);
+    n->state.store(Node::State::done, std::memory_order_release);
+  }
+  n->cv.notify_all();
+}
+
+void eval_impl(const std::vector<Array>& arrays, bool throw_errors) {
+  std::vector<NodePtr> roots;
+  for (const auto& a : arrays) {
+    if (a.is_failed()) {
+      if (throw_errors) throw *a.error();
+      continue;
+    }
+    const auto& n = a.desc()->node;
+    if (n && n->state.load(std::memory_order_acquire) != Node::State::done)
+      roots.push_back(n);
+  }
+  for (const auto& n : topological_order(roots)) run_node(n);
+  if (!throw_errors) return;
+  for (const auto& a : arrays) {
+    const auto& n = a.desc()->node;
+    if (n && n->error) throw *n->error;
+  }
+}
+
+// One background worker for async_eval, started on first use.
+class AsyncWorker {
+ public:
+  void submit(std::vector<Array> arrays) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
+      queue_.push_back(std::move(arrays));
+    }
+    cv_.notify_one();
+  }
+  ~AsyncWorker() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_one();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void loop() {
+    for (;;) {
+      std::vector<Array> job;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+        if (queue_.empty()) return;
+        job = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      eval_impl(job, false);  // errors stay on the nodes for readers
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::vector<Array>> queue_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace
+
+void eval(const std::vector<Array>& arrays) { eval_impl(arrays, true); }
+
+void async_eval(const std::vector<Array>& arrays) {
+  static AsyncWorker worker;
+  worker.submit(arrays);
+}
+
+const Array& Array::eval() const {
+  eval_impl({*this}, true);
+  return *this;
+}
+
+bool Array::is_available() const {
+  if (desc_->error) return false;
+  const auto& n = desc_->node;
+  return !n || (n->state.load(std::memory_order_acquire) == Node::State::done &&
+                !n->error);
+}
+
+}  // namespace nuvec

@@ -1,0 +1,34 @@
+// Building graph nodes: the one path from an op to the graph. It returns the
+// first failed input unchanged, runs the primitive's shape-and-dtype rule,
+// and gives a failed array carrying the op name and the caller's location
+// when the rule rejects the call.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nuvec/core/graph.h"
+
+namespace nuvec::ops::detail {
+
+std::vector<Array> build(std::shared_ptr<const Primitive> p,
+                         std::vector<Array> inputs, const StreamOrDevice& s,
+                         const char* op, Location loc);
+Array build1(std::shared_ptr<const Primitive> p, std::vector<Array> inputs,
+             const StreamOrDevice& s, const char* op, Location loc);
+/// A failed array for `op` at `loc`.
+Array fail(ErrorKind kind, std::string message, const char* op, Location loc);
+/// The first failed array among `arrays`, if any.
+const Array* first_failed(const std::vector<Array>& arrays);
+/// Normalises an axis against ndim, or nullopt when out of range.
+std::optional<int> normalize_axis(int axis, int ndim);
+/// Sorted, unique, normalised axes, or an error message.
+Expected<std::vector<int>> normalize_axes(const std::vector<int>& axes, int ndim);
+
+template <class P, class... Args>
+std::shared_ptr<const Primitive> make(Args&&... args) {
+  return std::make_shared<const P>(std::forward<Args>(args)...);
+}
+
+}  // namespace nuvec::ops::detail

@@ -1,0 +1,162 @@
+#include "nuvec/ops/creation.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "nuvec/core/graph.h"
+#include "nuvec/kernels/cast.h"
+#include "nuvec/ops/elementwise.h"
+#include "nuvec/ops/shape.h"
+#include "nuvec/primitives/linalg.h"
+#include "ops/builder.h"
+
+namespace nuvec {
+
+namespace detail {
+
+Array array_from_bytes(const void* data, Shape shape, DType dtype) {
+  for (int d : shape)
+    if (d < 0)
+      return make_failed(Error(ErrorKind::invalid_shape, "negative dimension in a data shape",
+                               std::string("array")));
+  try {
+    Array a = make_empty_constant(shape, dtype);
+    if (data && a.nbytes() > 0) std::memcpy(a.desc()->data->ptr, data, static_cast<size_t>(a.nbytes()));
+    return a;
+  } catch (const Error& e) {
+    return make_failed(Error(e.kind(), e.message(), std::string("array")));
+  }
+}
+
+Array array_from_literals(const std::vector<Literal>& values, Shape shape, Location loc) {
+  for (int d : shape)
+    if (d < 0)
+      return make_failed(Error(ErrorKind::invalid_shape,
+                               "ragged nested lists or a negative dimension", std::string("array"), loc));
+  if (shape_size(shape) != static_cast<int64_t>(values.size()))
+    return make_failed(Error(ErrorKind::invalid_shape,
+                             "shape does not match the " + std::to_string(values.size()) + " values",
+                             std::string("array"), loc));
+  bool any_float = false, all_bool = !values.empty(), wide = false;
+  for (const auto& v : values) {
+    any_float |= v.kind == Literal::Kind::floating;
+    all_bool &= v.kind == Literal::Kind::boolean;
+    wide |= v.kind == Literal::Kind::integer && v.i != static_cast<int32_t>(v.i);
+  }
+  DType dt = any_float ? float32 : all_bool ? bool_ : wide ? int64 : int32;
+  if (values.empty()) dt = float32;  // MLX: an empty list is float32
+  Array out = array_from_bytes(nullptr, shape, dt);
+  if (out.is_failed() || values.empty()) return out;
+  dispatch_dtype(dt, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* p = static_cast<T*>(out.desc()->data->ptr);
+    for (size_t i = 0; i < values.size(); ++i) {
+      const Literal& v = values[i];
+      if (v.kind == Literal::Kind::floating) p[i] = kernels::Cast<T>{}(static_cast<float>(v.f));
+      else p[i] = kernels::Cast<T>{}(static_cast<long long>(v.i));
+    }
+  });
+  return out;
+}
+
+}  // namespace detail
+
+namespace ops {
+
+using nuvec::ops::detail::build1;
+using nuvec::ops::detail::fail;
+using nuvec::ops::detail::make;
+
+namespace {
+Expected<Shape> check_shape(const Shape& shape) {
+  int64_t n = 1;
+  for (int d : shape) {
+    if (d < 0) return op_error(ErrorKind::invalid_shape, "negative dimension " + std::to_string(d));
+    n *= d;
+    if (n > (int64_t(1) << 48)) return op_error(ErrorKind::invalid_shape, "shape is too large");
+  }
+  return shape;
+}
+}  // namespace
+
+Array full(const Shape& shape, const Array& value, StreamOrDevice s, Location loc) {
+  if (value.is_failed()) return value;
+  auto ok = check_shape(shape);
+  if (!ok) return fail(ok.error().kind(), ok.error().message(), "full", loc);
+  return ops::broadcast_to(value, shape, s, loc);
+}
+Array full(const Shape& shape, const Array& value, DType dtype, StreamOrDevice s, Location loc) {
+  return ops::full(shape, ops::astype(value, dtype, s, loc), s, loc);
+}
+Array full(const Shape& shape, double value, DType dtype, StreamOrDevice s, Location loc) {
+  double v = value;
+  return ops::full(shape, ops::astype(nuvec::detail::array_from_bytes(&v, {}, float64), dtype, s, loc), s, loc);
+}
+Array zeros(const Shape& shape, DType dtype, StreamOrDevice s, Location loc) {
+  return ops::full(shape, 0.0, dtype, s, loc);
+}
+Array ones(const Shape& shape, DType dtype, StreamOrDevice s, Location loc) {
+  return ops::full(shape, 1.0, dtype, s, loc);
+}
+Array zeros_like(const Array& x, StreamOrDevice s, Location loc) {
+  if (x.is_failed()) return x;
+  return ops::zeros(x.shape(), x.dtype(), s, loc);
+}
+Array ones_like(const Array& x, StreamOrDevice s, Location loc) {
+  if (x.is_failed()) return x;
+  return ops::ones(x.shape(), x.dtype(), s, loc);
+}
+Array full_like(const Array& x, double value, StreamOrDevice s, Location loc) {
+  if (x.is_failed()) return x;
+  return ops::full(x.shape(), value, x.dtype(), s, loc);
+}
+
+Array arange(double start, double stop, double step, DType dtype, StreamOrDevice s,
+             Location loc) {
+  if (step == 0 || std::isnan(start) || std::isnan(stop) || std::isnan(step))
+    return fail(ErrorKind::invalid_argument, "step must be nonzero and the bounds finite", "arange", loc);
+  if (std::isinf(start) || std::isinf(stop))
+    return fail(ErrorKind::invalid_argument, "cannot compute a size from infinite bounds", "arange", loc);
+  if (dtype == bool_)
+    return fail(ErrorKind::unsupported_dtype, "arange is not defined for bool", "arange", loc);
+  double n = std::ceil((stop - start) / step);
+  if (n > 2147483647.0)
+    return fail(ErrorKind::invalid_shape, "the range has too many elements", "arange", loc);
+  int size = n > 0 ? static_cast<int>(n) : 0;
+  return build1(make<Arange>(start, step, size, dtype), {}, s, "arange", loc);
+}
+Array arange(double start, double stop, double step, StreamOrDevice s, Location loc) {
+  return arange(start, stop, step, float32, s, loc);
+}
+Array arange(int stop, StreamOrDevice s, Location loc) {
+  return arange(0.0, double(stop), 1.0, int32, s, loc);
+}
+Array arange(int start, int stop, int step, StreamOrDevice s, Location loc) {
+  return arange(double(start), double(stop), double(step), int32, s, loc);
+}
+
+Array linspace(double start, double stop, int num, DType dtype, StreamOrDevice s, Location loc) {
+  if (num < 0)
+    return fail(ErrorKind::invalid_argument, "num must be non-negative, got " + std::to_string(num),
+                "linspace", loc);
+  if (num == 1) return ops::astype(ops::full({1}, start, float64, s, loc), dtype, s, loc);
+  double step = num > 1 ? (stop - start) / (num - 1) : 0.0;
+  // MLX: start + i * step in float32, then converted.
+  Array i = arange(0.0, double(num), 1.0, float32, s, loc);
+  Array v = ops::add(ops::multiply(i, static_cast<float>(step), s, loc), static_cast<float>(start), s, loc);
+  return ops::astype(v, dtype, s, loc);
+}
+
+Array eye(int n, int m, int k, DType dtype, StreamOrDevice s, Location loc) {
+  if (m < 0) m = n;
+  if (n < 0) return fail(ErrorKind::invalid_shape, "n must be non-negative", "eye", loc);
+  Array r = ops::reshape(arange(0, n, 1, s, loc), {n, 1}, s, loc);
+  Array c = arange(0, m, 1, s, loc);
+  return ops::astype(ops::equal(ops::subtract(c, r, s, loc), k, s, loc), dtype, s, loc);
+}
+Array identity(int n, DType dtype, StreamOrDevice s, Location loc) {
+  return eye(n, n, 0, dtype, s, loc);
+}
+
+}  // namespace ops
+}  // namespace nuvec

@@ -1,0 +1,166 @@
+#include "nuvec/ops/reduce.h"
+
+#include "nuvec/ops/creation.h"
+#include "nuvec/ops/elementwise.h"
+#include "nuvec/ops/shape.h"
+#include "nuvec/primitives/reduce.h"
+#include "ops/builder.h"
+
+namespace nuvec::ops {
+
+using detail::build1;
+using detail::fail;
+using detail::make;
+
+namespace {
+
+std::vector<int> all_axes(const Array& x) {
+  std::vector<int> a(static_cast<size_t>(x.ndim()));
+  for (int i = 0; i < x.ndim(); ++i) a[i] = i;
+  return a;
+}
+
+// Squeezes the reduced axes unless keepdims.
+Array finish(const Array& r, const std::vector<int>& axes, bool keepdims,
+             const StreamOrDevice& s, Location loc) {
+  if (keepdims || r.is_failed() || axes.empty()) return r;
+  return ops::squeeze(r, Axes(axes), s, loc);
+}
+
+Array reduce(const Array& x, const Axes& axes, bool keepdims, Reduce::Type type,
+             const StreamOrDevice& s, const char* op, Location loc) {
+  if (x.is_failed()) return x;
+  auto ax = detail::normalize_axes(axes.list(), x.ndim());
+  if (!ax) return fail(ax.error().kind(), ax.error().message(), op, loc);
+  if (ax->empty()) {  // nothing to reduce: MLX's dtype rules still apply
+    if (type == Reduce::Type::all || type == Reduce::Type::any)
+      return type == Reduce::Type::all ? ops::astype(x, bool_, s, loc) : ops::astype(x, bool_, s, loc);
+  }
+  Array r = build1(make<Reduce>(type, *ax), {x}, s, op, loc);
+  return finish(r, *ax, keepdims, s, loc);
+}
+
+Array count(const Array& x, const std::vector<int>& axes, DType dtype,
+            const StreamOrDevice& s, Location loc) {
+  return build1(make<NumberOf>(axes, dtype), {x}, s, "mean", loc);
+}
+
+}  // namespace
+
+#define NUVEC_SIMPLE_REDUCTION(name, type)                                        \
+  Array name(const Array& x, bool keepdims, StreamOrDevice s, Location loc) {    \
+    return reduce(x, Axes(all_axes(x)), keepdims, Reduce::Type::type, s, #name, loc); \
+  }                                                                              \
+  Array name(const Array& x, const Axes& axes, bool keepdims, StreamOrDevice s, \
+             Location loc) {                                                     \
+    return reduce(x, axes, keepdims, Reduce::Type::type, s, #name, loc);         \
+  }
+NUVEC_SIMPLE_REDUCTION(sum, sum)
+NUVEC_SIMPLE_REDUCTION(prod, prod)
+NUVEC_SIMPLE_REDUCTION(max, max)
+NUVEC_SIMPLE_REDUCTION(min, min)
+NUVEC_SIMPLE_REDUCTION(all, all)
+NUVEC_SIMPLE_REDUCTION(any, any)
+#undef NUVEC_SIMPLE_REDUCTION
+
+Array mean(const Array& x, const Axes& axes, bool keepdims, StreamOrDevice s, Location loc) {
+  if (x.is_failed()) return x;
+  auto ax = detail::normalize_axes(axes.list(), x.ndim());
+  if (!ax) return fail(ax.error().kind(), ax.error().message(), "mean", loc);
+  DType f = at_least_float(x.dtype());
+  Array total = ops::sum(ops::astype(x, f, s, loc), axes, keepdims, s, loc);
+  return ops::divide(total, count(x, *ax, f, s, loc), s, loc);
+}
+Array mean(const Array& x, bool keepdims, StreamOrDevice s, Location loc) {
+  return ops::mean(x, Axes(all_axes(x)), keepdims, s, loc);
+}
+
+Array var(const Array& x, const Axes& axes, bool keepdims, int ddof, StreamOrDevice s,
+          Location loc) {
+  if (x.is_failed()) return x;
+  auto ax = detail::normalize_axes(axes.list(), x.ndim());
+  if (!ax) return fail(ax.error().kind(), ax.error().message(), "var", loc);
+  DType f = at_least_float(x.dtype());
+  Array xf = ops::astype(x, f, s, loc);
+  Array mu = ops::mean(xf, axes, true, s, loc);
+  Array d = ops::subtract(xf, mu, s, loc);
+  Array sq = is_complex(f) ? ops::real(ops::multiply(d, ops::conjugate(d, s, loc), s, loc), s, loc)
+                           : ops::square(d, s, loc);
+  Array n = ops::subtract(count(x, *ax, sq.dtype(), s, loc), ddof, s, loc);
+  // MLX's rule: a non-positive count gives inf/NaN through the division.
+  return ops::divide(ops::sum(sq, axes, keepdims, s, loc), n, s, loc);
+}
+Array var(const Array& x, bool keepdims, int ddof, StreamOrDevice s, Location loc) {
+  return ops::var(x, Axes(all_axes(x)), keepdims, ddof, s, loc);
+}
+Array std(const Array& x, const Axes& axes, bool keepdims, int ddof, StreamOrDevice s,
+          Location loc) {
+  return ops::sqrt(ops::var(x, axes, keepdims, ddof, s, loc), s, loc);
+}
+Array std(const Array& x, bool keepdims, int ddof, StreamOrDevice s, Location loc) {
+  return ops::std(x, Axes(all_axes(x)), keepdims, ddof, s, loc);
+}
+
+Array logsumexp(const Array& x, const Axes& axes, bool keepdims, StreamOrDevice s,
+                Location loc) {
+  if (x.is_failed()) return x;
+  Array xf = ops::astype(x, at_least_float(x.dtype()), s, loc);
+  Array m = ops::stop_gradient(ops::max(xf, axes, true, s, loc), s, loc);
+  m = ops::where(ops::isinf(m, s, loc), 0.0, m, s, loc);
+  Array out = ops::add(ops::log(ops::sum(ops::exp(ops::subtract(xf, m, s, loc), s, loc), axes, true, s, loc), s, loc), m,
+                  s, loc);
+  auto ax = detail::normalize_axes(axes.list(), x.ndim());
+  if (!ax) return fail(ax.error().kind(), ax.error().message(), "logsumexp", loc);
+  return finish(out, *ax, keepdims, s, loc);
+}
+Array logsumexp(const Array& x, bool keepdims, StreamOrDevice s, Location loc) {
+  return ops::logsumexp(x, Axes(all_axes(x)), keepdims, s, loc);
+}
+
+namespace {
+Array arg_reduce(const Array& x, std::optional<int> axis, bool keepdims, ArgReduce::Type t,
+                 const StreamOrDevice& s, const char* op, Location loc) {
+  if (x.is_failed()) return x;
+  if (!axis) {
+    Array flat = ops::reshape(x, {-1}, s, loc);
+    Array r = arg_reduce(flat, 0, false, t, s, op, loc);
+    if (keepdims && !r.is_failed()) return ops::reshape(r, Shape(static_cast<size_t>(x.ndim()), 1), s, loc);
+    return r;
+  }
+  auto a = detail::normalize_axis(*axis, x.ndim());
+  if (!a)
+    return fail(ErrorKind::invalid_axis, "axis " + std::to_string(*axis) + " is out of range for an array with " +
+                                             std::to_string(x.ndim()) + " dimensions",
+                op, loc);
+  Array r = build1(make<ArgReduce>(t, *a), {x}, s, op, loc);
+  return finish(r, {*a}, keepdims, s, loc);
+}
+}  // namespace
+
+Array argmax(const Array& x, int axis, bool keepdims, StreamOrDevice s, Location loc) {
+  return arg_reduce(x, axis, keepdims, ArgReduce::Type::argmax, s, "argmax", loc);
+}
+Array argmax(const Array& x, bool keepdims, StreamOrDevice s, Location loc) {
+  return arg_reduce(x, std::nullopt, keepdims, ArgReduce::Type::argmax, s, "argmax", loc);
+}
+Array argmin(const Array& x, int axis, bool keepdims, StreamOrDevice s, Location loc) {
+  return arg_reduce(x, axis, keepdims, ArgReduce::Type::argmin, s, "argmin", loc);
+}
+Array argmin(const Array& x, bool keepdims, StreamOrDevice s, Location loc) {
+  return arg_reduce(x, std::nullopt, keepdims, ArgReduce::Type::argmin, s, "argmin", loc);
+}
+
+Array softmax(const Array& x, const Axes& axes, StreamOrDevice s, Location loc) {
+  if (x.is_failed()) return x;
+  DType out = at_least_float(x.dtype());
+  DType work = (out == float16 || out == bfloat16) ? float32 : out;
+  Array xf = ops::astype(x, work, s, loc);
+  Array m = ops::stop_gradient(ops::max(xf, axes, true, s, loc), s, loc);
+  Array e = ops::exp(ops::subtract(xf, m, s, loc), s, loc);
+  return ops::astype(ops::divide(e, ops::sum(e, axes, true, s, loc), s, loc), out, s, loc);
+}
+Array softmax(const Array& x, StreamOrDevice s, Location loc) {
+  return ops::softmax(x, Axes(all_axes(x)), s, loc);
+}
+
+}  // namespace nuvec::ops

@@ -1,0 +1,221 @@
+#include "nuvec/ops/shape.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "nuvec/primitives/shape_ops.h"
+#include "ops/builder.h"
+
+namespace nuvec::ops {
+
+using detail::build1;
+using detail::fail;
+using detail::make;
+
+namespace {
+std::string str(const Shape& s) {
+  std::ostringstream os;
+  os << s;
+  return os.str();
+}
+}  // namespace
+
+Array reshape(const Array& x, Shape shape, StreamOrDevice s, Location loc) {
+  if (x.is_failed()) return x;
+  int infer = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1) {
+      if (infer >= 0) return fail(ErrorKind::invalid_shape, "only one dimension can be -1", "reshape", loc);
+      infer = static_cast<int>(i);
+    } else if (shape[i] < 0) {
+      return fail(ErrorKind::invalid_shape, "negative dimension in " + str(shape), "reshape", loc);
+    } else {
+      known *= shape[i];
+      if (known > (int64_t(1) << 62))
+        return fail(ErrorKind::invalid_shape, "shape " + str(shape) + " is too large", "reshape", loc);
+    }
+  }
+  if (infer >= 0) {
+    if (known == 0 || x.size() % known != 0)
+      return fail(ErrorKind::invalid_shape,
+                  "cannot reshape an array of size " + std::to_string(x.size()) + " into shape " +
+                      str(shape),
+                  "reshape", loc);
+    shape[infer] = static_cast<int>(x.size() / known);
+  }
+  if (shape == x.shape()) return x;
+  return build1(make<Reshape>(shape), {x}, s, "reshape", loc);
+}
+
+Array flatten(const Array& x, int start_axis, int end_axis, StreamOrDevice s, Location loc) {
+  if (x.is_failed()) return x;
+  int n = x.ndim();
+  if (n == 0) return ops::reshape(x, {1}, s, loc);
+  auto a = detail::normalize_axis(start_axis, n), b = detail::normalize_axis(end_axis, n);
+  if (!a || !b)
+    return fail(ErrorKind::invalid_axis, "axes out of range for an array with " +
+                                             std::to_string(n) + " dimensions", "flatten", loc);
+  if (*a > *b) return fail(ErrorKind::invalid_axis, "start_axis is after end_axis", "flatten", loc);
+  Shape shape(x.shape().begin(), x.shape().begin() + *a);
+  int64_t m = 1;
+  for (int i = *a; i <= *b; ++i) m *= x.shape()[i];
+  shape.push_back(static_cast<int>(m));
+  shape.insert(shape.end(), x.shape().begin() + *b + 1, x.shape().end());
+  return ops::reshape(x, shape, s, loc);
+}
+
+Array squeeze(const Array& x, StreamOrDevice s, Location loc) {
+  Shape shape;
+  for (int d : x.shape())
+    if (d != 1) shape.push_back(d);
+  return ops::reshape(x, shape, s, loc);
+}
+
+Array squeeze(const Array& x, const Axes& axes, StreamOrDevice s, Location loc) {
+  if (x.is_failed()) return x;
+  auto ax = detail::normalize_axes(axes.list(), x.ndim());
+  if (!ax) return fail(ax.error().kind(), ax.error().message(), "squeeze", loc);
+  Shape shape;
+  for (int i = 0; i < x.ndim(); ++i) {
+    bool drop = std::find(ax->begin(), ax->end(), i) != ax->end();
+    if (drop && x.shape()[i] != 1)
+      return fail(ErrorKind::invalid_axis,
+                  "cannot squeeze axis " + std::to_string(i) + " of size " +
+                      std::to_string(x.shape()[i]),
+                  "squeeze", loc);
+    if (!drop) shape.push_back(x.shape()[i]);
+  }
+  return ops::reshape(x, shape, s, loc);
+}
+
+Array expand_dims(const Array& x, const Axes& axes, StreamOrDevice s, Location loc) {
+  if (x.is_failed()) return x;
+  int out_nd = x.ndim() + static_cast<int>(axes.list().size());
+  auto ax = detail::normalize_axes(axes.list(), out_nd);
+  if (!ax) return fail(ax.error().kind(), ax.error().message(), "expand_dims", loc);
+  Shape shape;
+  size_t j = 0, k = 0;
+  for (int i = 0; i < out_nd; ++i) {
+    if (k < ax->size() && (*ax)[k] == i) {
+      shape.push_back(1);
+      ++k;
+    } else {
+      shape.push_back(x.shape()[j++]);
+    }
+  }
+  return ops::reshape(x, shape, s, loc);
+}
+
+Array transpose(const Array& x, std::vector<int> axes, StreamOrDevice s, Location loc) {
+  if (x.is_failed()) return x;
+  for (int& a : axes) {
+    auto n = detail::normalize_axis(a, x.ndim());
+    if (!n)
+      return fail(ErrorKind::invalid_axis, "axis " + std::to_string(a) + " is out of range for an array with " +
+                                               std::to_string(x.ndim()) + " dimensions",
+                  "transpose", loc);
+    a = *n;
+  }
+  return build1(make<Transpose>(axes), {x}, s, "transpose", loc);
+}
+
+Array transpose(const Array& x, StreamOrDevice s, Location loc) {
+  std::vector<int> axes(static_cast<size_t>(std::max(x.ndim(), 0)));
+  for (int i = 0; i < x.ndim(); ++i) axes[i] = x.ndim() - 1 - i;
+  return ops::transpose(x, axes, s, loc);
+}
+
+Array swapaxes(const Array& x, int axis1, int axis2, StreamOrDevice s, Location loc) {
+  auto a = detail::normalize_axis(axis1, x.ndim()), b = detail::normalize_axis(axis2, x.ndim());
+  if (!a || !b) return fail(ErrorKind::invalid_axis, "axis out of range", "swapaxes", loc);
+  std::vector<int> axes(static_cast<size_t>(x.ndim()));
+  for (int i = 0; i < x.ndim(); ++i) axes[i] = i;
+  std::swap(axes[*a], axes[*b]);
+  return ops::transpose(x, axes, s, loc);
+}
+
+Array moveaxis(const Array& x, int source, int destination, StreamOrDevice s, Location loc) {
+  auto a = detail::normalize_axis(source, x.ndim()), b = detail::normalize_axis(destination, x.ndim());
+  if (!a || !b) return fail(ErrorKind::invalid_axis, "axis out of range", "moveaxis", loc);
+  std::vector<int> axes;
+  for (int i = 0; i < x.ndim(); ++i)
+    if (i != *a) axes.push_back(i);
+  axes.insert(axes.begin() + *b, *a);
+  return ops::transpose(x, axes, s, loc);
+}
+
+Expected<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
+  size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (size_t i = 0; i < n; ++i) {
+    int da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da == db || db == 1) out[i] = da;
+    else if (da == 1) out[i] = db;
+    else
+      return op_error(ErrorKind::shape_mismatch,
+                      "shapes " + str(a) + " and " + str(b) + " cannot be broadcast");
+  }
+  return out;
+}
+
+Array broadcast_to(const Array& x, const Shape& shape, StreamOrDevice s, Location loc) {
+  if (x.shape() == shape && !x.is_failed()) return x;
+  return build1(make<Broadcast>(shape), {x}, s, "broadcast_to", loc);
+}
+
+std::vector<Array> broadcast_arrays(const std::vector<Array>& inputs, StreamOrDevice s,
+                                    Location loc) {
+  if (const Array* f = detail::first_failed(inputs)) return {*f};
+  Shape shape;
+  for (const auto& in : inputs) {
+    auto b = broadcast_shapes(shape, in.shape());
+    if (!b) return {fail(b.error().kind(), b.error().message(), "broadcast_arrays", loc)};
+    shape = *b;
+  }
+  std::vector<Array> out;
+  for (const auto& in : inputs) out.push_back(ops::broadcast_to(in, shape, s, loc));
+  return out;
+}
+
+Array slice(const Array& x, std::vector<int> start, std::vector<int> stop,
+            std::vector<int> strides, StreamOrDevice s, Location loc) {
+  if (x.is_failed()) return x;
+  int n = x.ndim();
+  if (static_cast<int>(start.size()) > n || stop.size() != start.size() ||
+      (!strides.empty() && strides.size() != start.size()))
+    return fail(ErrorKind::invalid_argument, "start, stop and strides must have one entry per sliced axis",
+                "slice", loc);
+  std::vector<int> st(n, 0), size(n), step(n, 1);
+  for (int i = 0; i < n; ++i) {
+    int dim = x.shape()[i];
+    if (i >= static_cast<int>(start.size())) {
+      size[i] = dim;
+      continue;
+    }
+    int64_t k = strides.empty() ? 1 : strides[i];
+    if (k == 0) return fail(ErrorKind::invalid_argument, "slice step cannot be 0", "slice", loc);
+    // Python's slice.indices(): clamp, then count.
+    auto clampi = [&](int64_t v, int64_t lo, int64_t hi) { return std::min(std::max(v, lo), hi); };
+    int64_t b = start[i], e = stop[i];
+    if (b < 0) b += dim;
+    if (e < 0) e += dim;
+    int64_t cnt;
+    if (k > 0) {
+      b = clampi(b, 0, dim);
+      e = clampi(e, 0, dim);
+      cnt = e > b ? (e - b + k - 1) / k : 0;
+    } else {
+      b = clampi(b, -1, dim - 1);
+      e = clampi(e, -1, dim - 1);
+      cnt = b > e ? (b - e + (-k) - 1) / (-k) : 0;
+    }
+    st[i] = cnt > 0 ? static_cast<int>(b) : 0;
+    size[i] = static_cast<int>(cnt);
+    step[i] = static_cast<int>(k);
+  }
+  return build1(make<Slice>(st, size, step), {x}, s, "slice", loc);
+}
+
+}  // namespace nuvec::ops
