@@ -185,7 +185,7 @@ TEST(Complex64, Functions) {
 TEST(Complex64, Special) {
   EXPECT_C(m::conj(complex64_t(1, 2)), 1.0f, -2.0f);
   EXPECT_EQ(m::abs(complex64_t(3, 4)), 5.0f);
-  EXPECT_EQ(m::abs(complex64_t(3e38f, 4e38f)), kInf);
+  EXPECT_EQ(m::abs(complex64_t(3e38f, 3e38f)), kInf);
   EXPECT_EQ(m::abs(complex64_t(3e-39f, 4e-39f)), 5e-39f);
   EXPECT_EQ(m::abs(complex64_t(kNaN, -kInf)), kInf);
   EXPECT_TRUE(std::isnan(m::abs(complex64_t(kNaN, 1))));

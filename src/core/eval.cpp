@@ -9,9 +9,16 @@
 #include <unordered_set>
 
 #include "backend/backend.h"
+#include "core/eval_stats.h"
 #include "nuvec/core/graph.h"
 
 namespace nuvec {
+
+namespace {
+std::atomic<uint64_t> executed_nodes{0};
+}  // namespace
+
+uint64_t detail::executed_node_count() { return executed_nodes.load(); }
 
 namespace {
 
@@ -113,6 +120,7 @@ void run_node(const NodePtr& n) {
     }
     return;
   }
+  executed_nodes.fetch_add(1, std::memory_order_relaxed);
   try {
     execute(*n);
   } catch (const Error& e) {

@@ -71,15 +71,15 @@ NUVEC_KERNEL_INLINE cd mul(cd a, cd b) {
   double ac = a.re * b.re, bd = a.im * b.im, ad = a.re * b.im, bc = a.im * b.re;
   cd r{ac - bd, ad + bc};
   // Annex G.5.1 recovery when both parts are NaN.
-  bool a_inf = isinf(a.re) || isinf(a.im), b_inf = isinf(b.re) || isinf(b.im);
-  bool any_big = isinf(ac) || isinf(bd) || isinf(ad) || isinf(bc);
-  bool rec = isnan(r.re) && isnan(r.im);
+  bool a_inf = isinf(a.re) | isinf(a.im), b_inf = isinf(b.re) | isinf(b.im);
+  bool any_big = isinf(ac) | isinf(bd) | isinf(ad) | isinf(bc);
+  bool rec = isnan(r.re) & isnan(r.im);
   double ar = sel(a_inf, box(a.re), nan0(a.re)), ai = sel(a_inf, box(a.im), nan0(a.im));
   double br = sel(b_inf, box(b.re), nan0(b.re)), bi = sel(b_inf, box(b.im), nan0(b.im));
   // If only an overflowed product (no infinite operand), NaN parts become 0.
-  bool do_rec = rec && (a_inf || b_inf || any_big);
-  ar = sel(a_inf || b_inf, ar, nan0(a.re)), ai = sel(a_inf || b_inf, ai, nan0(a.im));
-  br = sel(a_inf || b_inf, br, nan0(b.re)), bi = sel(a_inf || b_inf, bi, nan0(b.im));
+  bool do_rec = rec & (a_inf | b_inf | any_big);
+  ar = sel(a_inf | b_inf, ar, nan0(a.re)), ai = sel(a_inf | b_inf, ai, nan0(a.im));
+  br = sel(a_inf | b_inf, br, nan0(b.re)), bi = sel(a_inf | b_inf, bi, nan0(b.im));
   double rr = kInf * (ar * br - ai * bi), ri = kInf * (ar * bi + ai * br);
   return {sel(do_rec, rr, r.re), sel(do_rec, ri, r.im)};
 }
@@ -87,32 +87,32 @@ NUVEC_KERNEL_INLINE cd mul(cd a, cd b) {
 NUVEC_KERNEL_INLINE cd div(cd a, cd b) {
   double den = b.re * b.re + b.im * b.im;  // no overflow for float inputs
   cd r{(a.re * b.re + a.im * b.im) / den, (a.im * b.re - a.re * b.im) / den};
-  bool rec = isnan(r.re) && isnan(r.im);
-  bool a_nan = isnan(a.re) || isnan(a.im);
-  bool a_inf = isinf(a.re) || isinf(a.im), b_inf = isinf(b.re) || isinf(b.im);
-  bool a_fin = !a_inf && !a_nan, b_fin = !b_inf && !(isnan(b.re) || isnan(b.im));
+  bool rec = isnan(r.re) & isnan(r.im);
+  bool a_nan = isnan(a.re) | isnan(a.im);
+  bool a_inf = isinf(a.re) | isinf(a.im), b_inf = isinf(b.re) | isinf(b.im);
+  bool a_fin = !a_inf & !a_nan, b_fin = !b_inf & !(isnan(b.re) | isnan(b.im));
   // nonzero / 0
-  bool c1 = den == 0.0 && (!a_nan || !(isnan(a.re) && isnan(a.im)));
+  bool c1 = den == 0.0 & (!a_nan | !(isnan(a.re) & isnan(a.im)));
   double s = copysign(kInf, b.re);
   cd r1{s * a.re, s * a.im};
   // inf / finite
-  bool c2 = a_inf && b_fin;
+  bool c2 = a_inf & b_fin;
   double xr = box(a.re), xi = box(a.im);
   cd r2{kInf * (xr * b.re + xi * b.im), kInf * (xi * b.re - xr * b.im)};
   // finite / inf
-  bool c3 = b_inf && a_fin;
+  bool c3 = b_inf & a_fin;
   double yr = box(b.re), yi = box(b.im);
   cd r3{0.0 * (a.re * yr + a.im * yi), 0.0 * (a.im * yr - a.re * yi)};
   cd o = r;
-  o.re = sel(rec && c3, r3.re, o.re), o.im = sel(rec && c3, r3.im, o.im);
-  o.re = sel(rec && c2, r2.re, o.re), o.im = sel(rec && c2, r2.im, o.im);
-  o.re = sel(rec && c1, r1.re, o.re), o.im = sel(rec && c1, r1.im, o.im);
+  o.re = sel(rec & c3, r3.re, o.re), o.im = sel(rec & c3, r3.im, o.im);
+  o.re = sel(rec & c2, r2.re, o.re), o.im = sel(rec & c2, r2.im, o.im);
+  o.re = sel(rec & c1, r1.re, o.re), o.im = sel(rec & c1, r1.im, o.im);
   return o;
 }
 
 NUVEC_KERNEL_INLINE double hypot(double x, double y) {
   double h = __builtin_sqrt(x * x + y * y);  // exact squares for float inputs
-  return sel(isinf(x) || isinf(y), kInf, h);
+  return sel(isinf(x) | isinf(y), kInf, h);
 }
 
 NUVEC_KERNEL_INLINE cd csinh(cd z) {
@@ -120,15 +120,15 @@ NUVEC_KERNEL_INLINE cd csinh(cd z) {
   double sy = math::sin(z.im), cy = math::cos(z.im);
   cd r{sx * cy, chx * sy};
   r.im = sel(z.im == 0.0, z.im, r.im);
-  r.re = sel(z.re == 0.0 && !isnan(cy), copysign(0.0, z.re) * cy, r.re);
+  r.re = sel(z.re == 0.0 & !isnan(cy), copysign(0.0, z.re) * cy, r.re);
   return r;
 }
 NUVEC_KERNEL_INLINE cd ccosh(cd z) {
   double sx = math::sinh(z.re), chx = math::cosh(z.re);
   double sy = math::sin(z.im), cy = math::cos(z.im);
   cd r{chx * cy, sx * sy};
-  r.im = sel(z.im == 0.0 && !isnan(z.re), copysign(0.0, z.re) * z.im, r.im);
-  r.im = sel(z.re == 0.0 && !isnan(sy), z.re * sy, r.im);
+  r.im = sel(z.im == 0.0 & !isnan(z.re), copysign(0.0, z.re) * z.im, r.im);
+  r.im = sel(z.re == 0.0 & !isnan(sy), z.re * sy, r.im);
   return r;
 }
 NUVEC_KERNEL_INLINE cd ctanh(cd z) {
@@ -141,7 +141,7 @@ NUVEC_KERNEL_INLINE cd ctanh(cd z) {
   cd r{(sx * chx) / den, (sy * cy) / den};
   r.re = sel(big, copysign(1.0, z.re), r.re);
   r.im = sel(z.im == 0.0, z.im, r.im);
-  r.re = sel(z.re == 0.0 && !isnan(r.re), z.re, r.re);
+  r.re = sel(z.re == 0.0 & !isnan(r.re), z.re, r.re);
   return r;
 }
 
@@ -150,11 +150,11 @@ NUVEC_KERNEL_INLINE cd clog(cd w) {
   using math::f64detail::dd;
   using math::f64detail::two_sum;
   dd s = two_sum(w.re * w.re, w.im * w.im);  // exact squares, exact sum
-  bool near1 = s.hi >= 0.5 && s.hi <= 2.0;
+  bool near1 = s.hi >= 0.5 & s.hi <= 2.0;
   double lnear = math::log1p((s.hi - 1.0) + s.lo);  // s.hi - 1 exact here
   double lfar = math::log(s.hi);
   double re = 0.5 * sel(near1, lnear, lfar);
-  re = sel(isinf(w.re) || isinf(w.im), kInf, re);
+  re = sel(isinf(w.re) | isinf(w.im), kInf, re);
   return {re, math::atan2(w.im, w.re)};
 }
 NUVEC_KERNEL_INLINE cd csqrt(cd w) {
@@ -168,10 +168,10 @@ NUVEC_KERNEL_INLINE cd csqrt(cd w) {
   r.re = sel(t == 0.0, 0.0, r.re);
   r.im = sel(t == 0.0, w.im, r.im);
   // infinities (Annex G.6.4.2)
-  r.im = sel(w.re == kInf && !isnan(w.im), copysign(0.0, w.im), r.im);
+  r.im = sel(w.re == kInf & !isnan(w.im), copysign(0.0, w.im), r.im);
   r.re = sel(w.re == kInf, kInf, r.re);
-  r.im = sel(w.re == -kInf && isnan(w.im), kInf, r.im);
-  r.re = sel(w.re == -kInf && isnan(w.im), w.im, r.re);
+  r.im = sel(w.re == -kInf & isnan(w.im), kInf, r.im);
+  r.re = sel(w.re == -kInf & isnan(w.im), w.im, r.re);
   r.re = sel(isinf(w.im), kInf, r.re);
   r.im = sel(isinf(w.im), w.im, r.im);
   return r;
@@ -192,7 +192,7 @@ NUVEC_KERNEL_INLINE complex64_t operator/(complex64_t a, complex64_t b) {
   return cdetail::narrow(cdetail::div(cdetail::widen(a), cdetail::widen(b)));
 }
 NUVEC_KERNEL_INLINE bool operator==(complex64_t a, complex64_t b) {
-  return a.re == b.re && a.im == b.im;
+  return a.re == b.re & a.im == b.im;
 }
 NUVEC_KERNEL_INLINE bool operator!=(complex64_t a, complex64_t b) { return !(a == b); }
 
@@ -210,10 +210,10 @@ NUVEC_KERNEL_INLINE complex64_t exp(complex64_t z) {
   double c = math::cos(w.im), s = math::sin(w.im);
   cd r{e * c, e * s};
   r.im = sel(w.im == 0.0, w.im, r.im);
-  bool yfin = !isinf(w.im) && !isnan(w.im);
-  r.re = sel(w.re == -kInf && !yfin, 0.0, r.re);
-  r.im = sel(w.re == -kInf && !yfin, 0.0, r.im);
-  r.re = sel(w.re == kInf && !yfin, kInf, r.re);
+  bool yfin = !isinf(w.im) & !isnan(w.im);
+  r.re = sel(w.re == -kInf & !yfin, 0.0, r.re);
+  r.im = sel(w.re == -kInf & !yfin, 0.0, r.im);
+  r.re = sel(w.re == kInf & !yfin, kInf, r.re);
   return narrow(r);
 }
 

@@ -402,7 +402,7 @@ NUVEC_KERNEL_INLINE double log10(double x) {
 NUVEC_KERNEL_INLINE double log1p(double x) {
   using namespace f64detail;
   dd v = two_sum(1.0, x);
-  double vh = sel(v.hi > 0.0 && v.hi < kInf, v.hi, 1.0);
+  double vh = sel(v.hi > 0.0 & v.hi < kInf, v.hi, 1.0);
   double res = log_finish(log_core(vh), v.lo / vh);
   res = log_special(x + 1.0, res);
   res = sel(isnan(x), x + x, res);
@@ -418,7 +418,7 @@ NUVEC_KERNEL_INLINE double sin(double x) {
   double z = t.rh * t.rh;
   double s = sin_poly(t.rh, t.rl, z), c = cos_poly(t.rh, t.rl, z);
   double k = t.k;
-  double v = sel(k == 1.0 || k == 3.0, c, s);
+  double v = sel(k == 1.0 | k == 3.0, c, s);
   v = sel(k >= 2.0, -v, v);
   v = xorsign(v, x);
   return sel(ax < kInf, v, x - x);
@@ -431,8 +431,8 @@ NUVEC_KERNEL_INLINE double cos(double x) {
   double z = t.rh * t.rh;
   double s = sin_poly(t.rh, t.rl, z), c = cos_poly(t.rh, t.rl, z);
   double k = t.k;
-  double v = sel(k == 1.0 || k == 3.0, s, c);
-  v = sel(k == 1.0 || k == 2.0, -v, v);
+  double v = sel(k == 1.0 | k == 3.0, s, c);
+  v = sel(k == 1.0 | k == 2.0, -v, v);
   return sel(ax < kInf, v, x - x);
 }
 
@@ -462,7 +462,7 @@ NUVEC_KERNEL_INLINE double tan(double x) {
   double q = -1.0 / th.hi;
   double eps = fma(q, th.hi, 1.0) + q * tl;
   double cot = fma(q, eps, q);
-  double v = sel(t.k == 1.0 || t.k == 3.0, cot, th.hi + tl);
+  double v = sel(t.k == 1.0 | t.k == 3.0, cot, th.hi + tl);
   v = xorsign(v, x);
   return sel(ax < kInf, v, x - x);
 }
@@ -475,12 +475,12 @@ NUVEC_KERNEL_INLINE double atan_core(double ay, double ax, bool xneg) {
   bool regC = !(ay <= TAN_3PI8 * ax);
   dd num = two_sum(ay, -ax), den = two_sum(ay, ax);
   double n = sel(regA, ay, sel(regC, -ax, num.hi));
-  double nl = sel(regA || regC, 0.0, num.lo);
+  double nl = sel(regA | regC, 0.0, num.lo);
   double d = sel(regA, ax, sel(regC, ay, den.hi));
-  double dl = sel(regA || regC, 0.0, den.lo);
+  double dl = sel(regA | regC, 0.0, den.lo);
   double u = n / d;
   double ul = (fma(-u, d, n) + fma(-u, dl, nl)) / d;
-  ul = sel(d == kInf || u == 0.0, 0.0, ul);
+  ul = sel(d == kInf | u == 0.0, 0.0, ul);
   double bh = sel(regA, 0.0, sel(regC, PIO2_HI, PIO4_HI));
   double bl = sel(regA, 0.0, sel(regC, PIO2_LO, PIO4_LO));
   double nbh = sel(regA, PI_HI, sel(regC, PIO2_HI, PI3O4_HI));
@@ -505,15 +505,15 @@ NUVEC_KERNEL_INLINE double atan(double x) {
 NUVEC_KERNEL_INLINE double atan2(double y, double x) {
   using namespace f64detail;
   double ax = fabs(x), ay = fabs(y);
-  bool both_inf = ax == kInf && ay == kInf;
+  bool both_inf = ax == kInf & ay == kInf;
   ax = sel(both_inf, 1.0, ax);
   ay = sel(both_inf, 1.0, ay);
-  ax = sel(ax == 0.0 && ay == 0.0, 1.0, ax);
+  ax = sel(ax == 0.0 & ay == 0.0, 1.0, ax);
   double m = sel(ax > ay, ax, ay);
   double sc = sel(m > 0x1p1000, 0x1p-100, sel(m < 0x1p-900, 0x1p200, 1.0));
   double r = atan_core(ay * sc, ax * sc, signbit(x));
   r = xorsign(r, y);
-  return sel(isnan(x) || isnan(y), x + y, r);
+  return sel(isnan(x) | isnan(y), x + y, r);
 }
 
 NUVEC_KERNEL_INLINE double asin(double x) {
@@ -629,7 +629,7 @@ NUVEC_KERNEL_INLINE double acosh(double x) {
   dd s = sqrt_dd(a);
   dd v = two_sum(x, s.hi);
   double vh = sel(big, x, sel(x >= 1.0, v.hi, 1.0));
-  double vl = sel(big || !(x >= 1.0), 0.0, v.lo + s.lo);
+  double vl = sel(big | !(x >= 1.0), 0.0, v.lo + s.lo);
   log_parts p = log_core(vh);
   p.e = sel(big, p.e + 1.0, p.e);
   double r = log_finish(p, vl / vh);
