@@ -1,0 +1,81 @@
+// Random arguments to the op constructors: every call gives a valid array or
+// a failed one, never a crash (run under the sanitizer build in CI).
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include <nuvec/nuvec.h>
+
+using namespace nuvec;
+
+namespace {
+
+struct Fuzzer {
+  std::mt19937 rng{12345};
+  int pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); }
+  int dim() {
+    switch (pick(0, 9)) {
+      case 0: return -pick(1, 3);
+      case 1: return 0;
+      case 2: return 1 << 30;
+      default: return pick(1, 4);
+    }
+  }
+  Shape shape() {
+    Shape s(static_cast<size_t>(pick(0, 4)));
+    for (int& d : s) d = pick(0, 8) == 0 ? dim() : pick(0, 4);
+    return s;
+  }
+  std::vector<int> axes() {
+    std::vector<int> a(static_cast<size_t>(pick(0, 3)));
+    for (int& x : a) x = pick(-6, 6);
+    return a;
+  }
+  DType dtype() { return DType(static_cast<DType::Val>(pick(0, DType::count - 1))); }
+  Array array_of_dtype() {
+    Shape s;
+    for (int i = pick(0, 3); i > 0; --i) s.push_back(pick(1, 3));
+    return ops::ones(s, dtype());
+  }
+};
+
+// Evaluates when the graph is valid and small; a failed array must throw.
+void settle(const Array& a) {
+  if (a.is_failed()) {
+    EXPECT_THROW(a.eval(), Error);
+    return;
+  }
+  if (a.size() <= 4096) {
+    try {
+      a.eval();
+    } catch (const Error&) {  // eval-time failures are allowed, crashes are not
+    }
+  }
+}
+
+}  // namespace
+
+TEST(Fuzz, OpConstructorsNeverCrash) {
+  Fuzzer f;
+  for (int iter = 0; iter < 1500; ++iter) {
+    Array x = f.array_of_dtype();
+    Array y = f.array_of_dtype();
+    switch (f.pick(0, 14)) {
+      case 0: settle(ops::reshape(x, f.shape())); break;
+      case 1: settle(ops::zeros(f.shape(), f.dtype())); break;
+      case 2: settle(ops::sum(x, Axes(f.axes()), f.pick(0, 1))); break;
+      case 3: settle(ops::transpose(x, f.axes())); break;
+      case 4: settle(ops::broadcast_to(x, f.shape())); break;
+      case 5: settle(ops::add(x, y)); break;
+      case 6: settle(ops::matmul(x, y)); break;
+      case 7: settle(ops::argmax(x, f.pick(-5, 5))); break;
+      case 8: settle(ops::squeeze(x, Axes(f.axes()))); break;
+      case 9: settle(ops::expand_dims(x, Axes(f.axes()))); break;
+      case 10: settle(ops::astype(x, f.dtype()).exp()); break;
+      case 11: settle(ops::view(x, f.dtype())); break;
+      case 12: settle(ops::slice(x, f.axes(), f.axes(), f.axes())); break;
+      case 13: settle(ops::var(x, Axes(f.axes()), false, f.pick(-2, 3))); break;
+      default: settle(ops::arange(f.pick(-5, 5), f.pick(-5, 5), f.pick(-2, 2))); break;
+    }
+  }
+}
