@@ -99,6 +99,7 @@ void run1(const char* name, std::function<complex64_t(complex64_t)> f, std::func
   std::printf("  %-10s max %.3f ULP of |result| (componentwise %.3g) at (%.9g, %.9g)\n", name, e.mag, e.comp,
               e.at.re, e.at.im);
   EXPECT_LE(e.mag, bound) << name;
+  EXPECT_LE(e.comp, 1.0) << name;
 }
 
 void run2(const char* name, std::function<complex64_t(complex64_t, complex64_t)> f, std::function<C(C, C)> ref,
@@ -110,6 +111,7 @@ void run2(const char* name, std::function<complex64_t(complex64_t, complex64_t)>
   }
   std::printf("  %-10s max %.3f ULP of |result| (componentwise %.3g)\n", name, e.mag, e.comp);
   EXPECT_LE(e.mag, bound) << name;
+  EXPECT_LE(e.comp, 1.0) << name;
 }
 
 bool same(float a, float b) {

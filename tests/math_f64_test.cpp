@@ -121,7 +121,6 @@ ld l_tanh(ld x) { return tanhl(x); }
 ld l_asinh(ld x) { return asinhl(x); }
 ld l_acosh(ld x) { return acoshl(x); }
 ld l_atanh(ld x) { return atanhl(x); }
-ld l_erf(ld x) { return erfl(x); }
 ld l_sigmoid(ld x) { return 1.0L / (1.0L + expl(-x)); }
 
 double f_exp(double x) { return m::exp(x); }

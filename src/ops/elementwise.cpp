@@ -38,8 +38,25 @@ Array scalar_array(const Scalar& s, DType dtype) {
   return ops::astype(a, dtype);
 }
 
-// Promotes operands (weak scalars take the arrays' dtype).
-std::vector<Array> promote(const std::vector<const Operand*>& ops, Location loc) {
+// Whether the integer `v` is representable in the integer dtype `d`.
+bool int_fits(int64_t v, DType d) {
+  switch (d.val) {
+    case DType::Val::uint8: return v >= 0 && v <= 0xff;
+    case DType::Val::uint16: return v >= 0 && v <= 0xffff;
+    case DType::Val::uint32: return v >= 0 && v <= 0xffffffffll;
+    case DType::Val::uint64: return v >= 0;
+    case DType::Val::int8: return v >= -128 && v <= 127;
+    case DType::Val::int16: return v >= -32768 && v <= 32767;
+    case DType::Val::int32: return v == static_cast<int32_t>(v);
+    default: return true;
+  }
+}
+
+// Promotes operands (weak scalars take the arrays' dtype). A weak integer
+// that the arrays' integer dtype cannot hold fails, as in MLX
+// (uint8 + -3).
+std::vector<Array> promote(const std::vector<const Operand*>& ops, const char* op,
+                           Location loc, bool check_weak = true) {
   std::optional<DType> d;
   for (auto* o : ops)
     if (!o->is_scalar()) d = d ? promote_types(*d, o->array().dtype()) : o->array().dtype();
@@ -55,9 +72,19 @@ std::vector<Array> promote(const std::vector<const Operand*>& ops, Location loc)
     d = weak_dtype(*d, o->scalar());
   }
   std::vector<Array> out;
-  for (auto* o : ops)
+  for (auto* o : ops) {
+    if (check_weak && o->is_scalar() && o->scalar().kind == Scalar::Kind::integer &&
+        is_integer(*d) && !int_fits(o->scalar().i, *d)) {
+      out.push_back(detail::fail(
+          ErrorKind::invalid_argument,
+          "converting " + std::to_string(o->scalar().i) + " to " +
+              std::string(dtype_name(*d)) + " would overflow",
+          op, loc));
+      continue;
+    }
     out.push_back(o->is_scalar() ? scalar_array(o->scalar(), *d)
                                  : ops::astype(o->array(), *d, {}, loc));
+  }
   return out;
 }
 
@@ -68,13 +95,21 @@ Array unary(const Array& x, const StreamOrDevice& s, const char* op, Location lo
   return build1(make<P>(), {in}, s, op, loc);
 }
 
+// How a binary op widens its promoted operands: division and the float
+// functions compute in at least float32; shifts take bools as uint8; logical
+// ops take any weak integer (MLX checks that a weak integer fits the
+// array's dtype for all other ops).
+enum class Widen { none, to_float, bool_to_uint8, logical };
+
 template <class P>
 Array binary(const Operand& a, const Operand& b, const StreamOrDevice& s,
-             const char* op, Location loc, bool to_float = false) {
-  auto p = promote({&a, &b}, loc);
-  if (to_float) {
-    DType f = at_least_float(p[0].dtype());
-    p = {ops::astype(p[0], f, s, loc), ops::astype(p[1], f, s, loc)};
+             const char* op, Location loc, Widen widen = Widen::none) {
+  auto p = promote({&a, &b}, op, loc, widen != Widen::logical);
+  DType d = p[0].dtype();
+  if (widen == Widen::to_float) d = at_least_float(d);
+  if (widen == Widen::bool_to_uint8 && d == bool_) d = uint8;
+  if (d != p[0].dtype()) {
+    p = {ops::astype(p[0], d, s, loc), ops::astype(p[1], d, s, loc)};
   }
   if (const Array* f = detail::first_failed(p)) return *f;
   auto bc = ops::broadcast_arrays(p, s, loc);
@@ -158,51 +193,50 @@ Array radians(const Array& x, StreamOrDevice s, Location loc) {
 
 Array round(const Array& x, int decimals, StreamOrDevice s, Location loc) {
   if (decimals == 0 || x.is_failed()) return unary<Round>(x, s, "round", loc);
-  if (is_integer(x.dtype()) || x.dtype() == bool_) {
-    if (decimals > 0) return x;
-  }
+  // MLX's formula: scale by a float32 power of ten in at_least_float(x),
+  // round, multiply by the float32 reciprocal, convert back to x's dtype.
   Array f = ops::astype(x, at_least_float(x.dtype()), s, loc);
-  double scale = 1;
+  float scale = 1;
   for (int i = 0; i < (decimals < 0 ? -decimals : decimals); ++i) scale *= 10;
   if (decimals < 0) scale = 1 / scale;
-  Array r = unary<Round>(ops::multiply(f, scale, s, loc), s, "round", loc);
-  return ops::astype(ops::divide(r, scale, s, loc), x.dtype() == bool_ || is_integer(x.dtype())
-                                               ? x.dtype() : f.dtype(), s, loc);
+  float inverse = 1 / scale;
+  Array r = unary<Round>(ops::multiply(f, double(scale), s, loc), s, "round", loc);
+  return ops::astype(ops::multiply(r, double(inverse), s, loc), x.dtype(), s, loc);
 }
 
-#define NUVEC_PLAIN_BINARY(name, P, to_float)                                     \
+#define NUVEC_PLAIN_BINARY(name, P, widen)                                        \
   Array name(const Operand& a, const Operand& b, StreamOrDevice s, Location loc) { \
-    return binary<P>(a, b, s, #name, loc, to_float);                              \
+    return binary<P>(a, b, s, #name, loc, Widen::widen);                          \
   }
-NUVEC_PLAIN_BINARY(add, Add, false)
-NUVEC_PLAIN_BINARY(subtract, Subtract, false)
-NUVEC_PLAIN_BINARY(multiply, Multiply, false)
-NUVEC_PLAIN_BINARY(divide, Divide, true)
-NUVEC_PLAIN_BINARY(floor_divide, FloorDivide, false)
-NUVEC_PLAIN_BINARY(remainder, Remainder, false)
-NUVEC_PLAIN_BINARY(power, Power, false)
-NUVEC_PLAIN_BINARY(maximum, Maximum, false)
-NUVEC_PLAIN_BINARY(minimum, Minimum, false)
-NUVEC_PLAIN_BINARY(equal, Equal, false)
-NUVEC_PLAIN_BINARY(not_equal, NotEqual, false)
-NUVEC_PLAIN_BINARY(less, Less, false)
-NUVEC_PLAIN_BINARY(less_equal, LessEqual, false)
-NUVEC_PLAIN_BINARY(greater, Greater, false)
-NUVEC_PLAIN_BINARY(greater_equal, GreaterEqual, false)
-NUVEC_PLAIN_BINARY(logical_and, LogicalAnd, false)
-NUVEC_PLAIN_BINARY(logical_or, LogicalOr, false)
-NUVEC_PLAIN_BINARY(bitwise_and, BitwiseAnd, false)
-NUVEC_PLAIN_BINARY(bitwise_or, BitwiseOr, false)
-NUVEC_PLAIN_BINARY(bitwise_xor, BitwiseXor, false)
-NUVEC_PLAIN_BINARY(left_shift, LeftShift, false)
-NUVEC_PLAIN_BINARY(right_shift, RightShift, false)
-NUVEC_PLAIN_BINARY(arctan2, ArcTan2, true)
-NUVEC_PLAIN_BINARY(logaddexp, LogAddExp, true)
+NUVEC_PLAIN_BINARY(add, Add, none)
+NUVEC_PLAIN_BINARY(subtract, Subtract, none)
+NUVEC_PLAIN_BINARY(multiply, Multiply, none)
+NUVEC_PLAIN_BINARY(divide, Divide, to_float)
+NUVEC_PLAIN_BINARY(floor_divide, FloorDivide, none)
+NUVEC_PLAIN_BINARY(remainder, Remainder, none)
+NUVEC_PLAIN_BINARY(power, Power, none)
+NUVEC_PLAIN_BINARY(maximum, Maximum, none)
+NUVEC_PLAIN_BINARY(minimum, Minimum, none)
+NUVEC_PLAIN_BINARY(equal, Equal, none)
+NUVEC_PLAIN_BINARY(not_equal, NotEqual, none)
+NUVEC_PLAIN_BINARY(less, Less, none)
+NUVEC_PLAIN_BINARY(less_equal, LessEqual, none)
+NUVEC_PLAIN_BINARY(greater, Greater, none)
+NUVEC_PLAIN_BINARY(greater_equal, GreaterEqual, none)
+NUVEC_PLAIN_BINARY(logical_and, LogicalAnd, logical)
+NUVEC_PLAIN_BINARY(logical_or, LogicalOr, logical)
+NUVEC_PLAIN_BINARY(bitwise_and, BitwiseAnd, none)
+NUVEC_PLAIN_BINARY(bitwise_or, BitwiseOr, none)
+NUVEC_PLAIN_BINARY(bitwise_xor, BitwiseXor, none)
+NUVEC_PLAIN_BINARY(left_shift, LeftShift, bool_to_uint8)
+NUVEC_PLAIN_BINARY(right_shift, RightShift, bool_to_uint8)
+NUVEC_PLAIN_BINARY(arctan2, ArcTan2, to_float)
+NUVEC_PLAIN_BINARY(logaddexp, LogAddExp, to_float)
 #undef NUVEC_PLAIN_BINARY
 
 std::pair<Array, Array> divmod(const Operand& a, const Operand& b, StreamOrDevice s,
                                Location loc) {
-  auto p = promote({&a, &b}, loc);
+  auto p = promote({&a, &b}, "divmod", loc);
   auto bc = ops::broadcast_arrays(p, s, loc);
   if (const Array* f = detail::first_failed(bc)) return {*f, *f};
   auto outs = detail::build(make<DivMod>(), bc, s, "divmod", loc);
@@ -214,7 +248,7 @@ Array where(const Operand& condition, const Operand& x, const Operand& y,
             StreamOrDevice s, Location loc) {
   Array c = condition.is_scalar() ? array(condition.scalar().i != 0 || condition.scalar().f != 0)
                                   : ops::astype(condition.array(), bool_, s, loc);
-  auto p = promote({&x, &y}, loc);
+  auto p = promote({&x, &y}, "where", loc);
   auto bc = ops::broadcast_arrays({c, p[0], p[1]}, s, loc);
   if (const Array* f = detail::first_failed(bc))
     return f->error()->op_name() == std::string("broadcast_arrays")
@@ -261,7 +295,7 @@ std::vector<Array> depends(const std::vector<Array>& inputs,
 
 Array isclose(const Operand& a, const Operand& b, double rtol, double atol, bool equal_nan,
               StreamOrDevice s, Location loc) {
-  auto p = promote({&a, &b}, loc);
+  auto p = promote({&a, &b}, "isclose", loc);
   const Array &x = p[0], &y = p[1];
   Array close = ops::less_equal(ops::abs(ops::subtract(x, y, s, loc), s, loc),
                            ops::add(ops::multiply(ops::abs(y, s, loc), rtol, s, loc), atol, s, loc), s, loc);
@@ -281,7 +315,7 @@ Array allclose(const Operand& a, const Operand& b, double rtol, double atol, boo
 
 Array array_equal(const Operand& a, const Operand& b, bool equal_nan, StreamOrDevice s,
                   Location loc) {
-  auto p = promote({&a, &b}, loc);
+  auto p = promote({&a, &b}, "array_equal", loc);
   if (const Array* f = detail::first_failed(p)) return *f;
   if (p[0].shape() != p[1].shape()) return nuvec::array(false);
   Array eq = ops::equal(p[0], p[1], s, loc);

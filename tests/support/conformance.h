@@ -55,6 +55,12 @@ struct Tolerance {
 /// Why element `i` (row-major, of output `out`) is not compared, or null.
 using SkipElement = std::function<const char*(size_t out, size_t i)>;
 
+/// An independent float64 (libm) value of element `i`, for math functions
+/// where MLX's own result is less accurate than the tolerance: a value that
+/// misses MLX's but is within the ULP tolerance of this one is accepted (and
+/// counted). NaN means "no reference for this element".
+using LibmValue = std::function<double(size_t i)>;
+
 /// Counts over one reference file.
 struct Tally {
   std::string file;
@@ -74,7 +80,12 @@ void run_case(const refs::Case& c,
               const std::function<std::vector<Array>()>& build,
               const Tolerance& tol, Tally& tally,
               const ExpectedFailures& xfail = {},
-              const SkipElement& skip = {});
+              const SkipElement& skip = {}, const LibmValue& libm = {});
+
+/// The values the op sees from `t` (view applied, then broadcast to
+/// `shape`), in row-major order, as double (complex: the real part); empty
+/// when `t` has more axes than `shape`.
+std::vector<double> op_values(const refs::Tensor& t, const std::vector<int>& shape);
 
 /// Largest |x| over the finite values of an input (0 when none), as double.
 double max_abs(const refs::Tensor& t);

@@ -1,7 +1,8 @@
 // Scalar functors of the element-wise binary primitives, one per registry
 // entry. Both operands have one dtype (ops promote first). Integer semantics
 // are defined for every input: wrapping arithmetic, Python's sign rules for
-// floor division and remainder, x // 0 == x % 0 == 0, over-wide shifts.
+// floor division and remainder, x // 0 == 0 and x % 0 == x (as MLX),
+// integer powers with a negative exponent 0 (as MLX), over-wide shifts.
 #pragma once
 
 #include "complex.h"
@@ -114,13 +115,14 @@ struct Remainder {
       C cy = y;
       return T((r != C(0) && ((r < C(0)) != (cy < C(0)))) ? C(r + cy) : r);
     } else if constexpr (is_bool_v<T>) {
-      return false;
+      return y ? false : x;
     } else if constexpr (is_signed_int_v<T>) {
-      if (y == 0 || y == T(-1)) return T(0);
+      if (y == 0) return x;
+      if (y == T(-1)) return T(0);
       T r = T(x % y);
       return T((r != 0 && ((r < 0) != (y < 0))) ? r + y : r);
     } else {
-      return y == 0 ? T(0) : T(x % y);
+      return y == 0 ? x : T(x % y);
     }
   }
 };
@@ -138,7 +140,7 @@ struct Power {
     } else {
       using U = unsigned_t<T>;
       if constexpr (is_signed_int_v<T>) {
-        if (y < 0) return T(x == 1 ? 1 : (x == -1 ? ((y & 1) ? -1 : 1) : 0));
+        if (y < 0) return T(0);  // MLX: even for a base of 1 or -1
       }
       U base = U(x), result = 1;
       for (U e = U(y); e != 0; e >>= 1) {
@@ -180,16 +182,18 @@ NUVEC_KERNEL_INLINE bool any_nan(T a) {
   }
 }
 
-struct Maximum {  // NaN propagates
+// NaN propagates; otherwise x only when strictly greater (MLX's rule, so
+// maximum(-0.0, 0.0) is 0.0 and maximum(0.0, -0.0) is -0.0).
+struct Maximum {
   template <class T>
   NUVEC_KERNEL_INLINE T operator()(T x, T y) const {
-    return any_nan(x) ? x : (any_nan(y) ? y : (less_than(x, y) ? y : x));
+    return any_nan(x) ? x : (less_than(y, x) ? x : y);
   }
 };
 struct Minimum {
   template <class T>
   NUVEC_KERNEL_INLINE T operator()(T x, T y) const {
-    return any_nan(x) ? x : (any_nan(y) ? y : (less_than(y, x) ? y : x));
+    return any_nan(x) ? x : (less_than(x, y) ? x : y);
   }
 };
 

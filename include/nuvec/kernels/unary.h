@@ -120,7 +120,7 @@ struct Sign {
     } else if constexpr (is_float_v<T>) {
       using C = compute_t<T>;
       C v = x;
-      return T(v > C(0) ? C(1) : (v < C(0) ? C(-1) : v));
+      return T(v > C(0) ? C(1) : (v < C(0) ? C(-1) : C(0)));  // NaN: 0 (MLX)
     } else if constexpr (is_bool_v<T> || !is_signed_int_v<T>) {
       return T(x != T(0));
     } else {
@@ -202,8 +202,11 @@ struct BitwiseInvert {
 #define NUVEC_INF(v) (v - v != v - v && v == v)
 NUVEC_FLOAT_PREDICATE(IsNan, v != v, false, re != re || im != im)
 NUVEC_FLOAT_PREDICATE(IsInf, NUVEC_INF(v), false, NUVEC_INF(re) || NUVEC_INF(im))
-NUVEC_FLOAT_PREDICATE(IsPosInf, NUVEC_INF(v) && v > 0, false, false)
-NUVEC_FLOAT_PREDICATE(IsNegInf, NUVEC_INF(v) && v < 0, false, false)
+// complex: equal to (+-inf, 0), as MLX's x == inf
+NUVEC_FLOAT_PREDICATE(IsPosInf, NUVEC_INF(v) && v > 0, false,
+                      NUVEC_INF(re) && re > 0 && im == 0)
+NUVEC_FLOAT_PREDICATE(IsNegInf, NUVEC_INF(v) && v < 0, false,
+                      NUVEC_INF(re) && re < 0 && im == 0)
 NUVEC_FLOAT_PREDICATE(IsFinite, v - v == v - v, true,
                       re - re == re - re && im - im == im - im)
 #undef NUVEC_INF

@@ -55,12 +55,12 @@
 // kernels/binary.h.
 #define NUVEC_BINARY_PRIMITIVES(X) \
   X(Add, any)                      \
-  X(Subtract, numeric)             \
+  X(Subtract, any)                 \
   X(Multiply, any)                 \
   X(Divide, inexact)               \
   X(FloorDivide, real_numeric)     \
   X(Remainder, real_numeric)       \
-  X(Power, numeric)                \
+  X(Power, any)                    \
   X(Maximum, any)                  \
   X(Minimum, any)                  \
   X(Equal, compare)                \
