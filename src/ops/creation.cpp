@@ -140,10 +140,12 @@ Array linspace(double start, double stop, int num, DType dtype, StreamOrDevice s
     return fail(ErrorKind::invalid_argument, "num must be non-negative, got " + std::to_string(num),
                 "linspace", loc);
   if (num == 1) return ops::astype(ops::full({1}, start, float64, s, loc), dtype, s, loc);
-  double step = num > 1 ? (stop - start) / (num - 1) : 0.0;
-  // MLX: start + i * step in float32, then converted.
-  Array i = arange(0.0, double(num), 1.0, float32, s, loc);
-  Array v = ops::add(ops::multiply(i, static_cast<float>(step), s, loc), static_cast<float>(start), s, loc);
+  // As MLX: t = i / (num - 1), then (1 - t) * start + t * stop, computed in
+  // float64 for float64, else float32.
+  DType w = dtype == float64 ? float64 : float32;
+  Array t = ops::divide(ops::arange(0.0, double(num), 1.0, w, s, loc), double(num - 1), s, loc);
+  Array v = ops::add(ops::multiply(ops::subtract(1.0, t, s, loc), start, s, loc),
+                     ops::multiply(t, stop, s, loc), s, loc);
   return ops::astype(v, dtype, s, loc);
 }
 

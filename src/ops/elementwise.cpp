@@ -44,7 +44,7 @@ bool int_fits(int64_t v, DType d) {
     case DType::Val::uint8: return v >= 0 && v <= 0xff;
     case DType::Val::uint16: return v >= 0 && v <= 0xffff;
     case DType::Val::uint32: return v >= 0 && v <= 0xffffffffll;
-    case DType::Val::uint64: return v >= 0;
+    case DType::Val::uint64: return true;  // MLX wraps negatives here
     case DType::Val::int8: return v >= -128 && v <= 127;
     case DType::Val::int16: return v >= -32768 && v <= 32767;
     case DType::Val::int32: return v == static_cast<int32_t>(v);

@@ -73,8 +73,16 @@ Array outer(const Array& a, const Array& b, StreamOrDevice s, Location loc) {
 
 Array addmm(const Array& c, const Array& a, const Array& b, float alpha, float beta,
             StreamOrDevice s, Location loc) {
-  Array p = ops::matmul(a, b, s, loc);
+  // As MLX: all three operands in their common dtype first.
+  DType d = promote_types(promote_types(a.dtype(), b.dtype()), c.dtype());
+  Array p = ops::matmul(ops::astype(a, d, s, loc), ops::astype(b, d, s, loc), s, loc);
   if (alpha != 1.0f) p = ops::multiply(p, alpha, s, loc);
+  if (beta == 0.0f) {  // as BLAS and MLX: c is not read (its NaNs do not leak)
+    auto shape = ops::broadcast_shapes(p.shape(), c.shape());
+    if (!shape) return detail::fail(shape.error().kind(), shape.error().message(), "addmm", loc);
+    return ops::astype(ops::broadcast_to(p, *shape, s, loc), promote_types(p.dtype(), c.dtype()),
+                       s, loc);
+  }
   Array cc = beta != 1.0f ? ops::multiply(c, beta, s, loc) : c;
   return ops::add(p, cc, s, loc);
 }

@@ -32,9 +32,9 @@ Array reduce(const Array& x, const Axes& axes, bool keepdims, Reduce::Type type,
   if (x.is_failed()) return x;
   auto ax = detail::normalize_axes(axes.list(), x.ndim());
   if (!ax) return fail(ax.error().kind(), ax.error().message(), op, loc);
-  if (ax->empty()) {  // nothing to reduce: MLX's dtype rules still apply
-    if (type == Reduce::Type::all || type == Reduce::Type::any)
-      return type == Reduce::Type::all ? ops::astype(x, bool_, s, loc) : ops::astype(x, bool_, s, loc);
+  if (ax->empty()) {  // nothing to reduce: MLX returns the input (all/any as bool)
+    if (type == Reduce::Type::all || type == Reduce::Type::any) return ops::astype(x, bool_, s, loc);
+    return x;
   }
   Array r = build1(make<Reduce>(type, *ax), {x}, s, op, loc);
   return finish(r, *ax, keepdims, s, loc);
@@ -67,8 +67,9 @@ Array mean(const Array& x, const Axes& axes, bool keepdims, StreamOrDevice s, Lo
   if (x.is_failed()) return x;
   auto ax = detail::normalize_axes(axes.list(), x.ndim());
   if (!ax) return fail(ax.error().kind(), ax.error().message(), "mean", loc);
+  // As MLX: sum in the input's dtype (integers wrap), then convert.
   DType f = at_least_float(x.dtype());
-  Array total = ops::sum(ops::astype(x, f, s, loc), axes, keepdims, s, loc);
+  Array total = ops::astype(ops::sum(x, axes, keepdims, s, loc), f, s, loc);
   return ops::divide(total, count(x, *ax, f, s, loc), s, loc);
 }
 Array mean(const Array& x, bool keepdims, StreamOrDevice s, Location loc) {
@@ -82,12 +83,13 @@ Array var(const Array& x, const Axes& axes, bool keepdims, int ddof, StreamOrDev
   if (!ax) return fail(ax.error().kind(), ax.error().message(), "var", loc);
   DType f = at_least_float(x.dtype());
   Array xf = ops::astype(x, f, s, loc);
-  Array mu = ops::mean(xf, axes, true, s, loc);
+  Array mu = ops::mean(x, axes, true, s, loc);  // as MLX: integer sums wrap
   Array d = ops::subtract(xf, mu, s, loc);
   Array sq = is_complex(f) ? ops::real(ops::multiply(d, ops::conjugate(d, s, loc), s, loc), s, loc)
                            : ops::square(d, s, loc);
-  Array n = ops::subtract(count(x, *ax, sq.dtype(), s, loc), ddof, s, loc);
-  // MLX's rule: a non-positive count gives inf/NaN through the division.
+  // MLX's rule: the divisor is max(n - ddof, 0), so too few elements give
+  // inf or NaN through the division.
+  Array n = ops::maximum(ops::subtract(count(x, *ax, sq.dtype(), s, loc), ddof, s, loc), 0, s, loc);
   return ops::divide(ops::sum(sq, axes, keepdims, s, loc), n, s, loc);
 }
 Array var(const Array& x, bool keepdims, int ddof, StreamOrDevice s, Location loc) {
@@ -104,6 +106,9 @@ Array std(const Array& x, bool keepdims, int ddof, StreamOrDevice s, Location lo
 Array logsumexp(const Array& x, const Axes& axes, bool keepdims, StreamOrDevice s,
                 Location loc) {
   if (x.is_failed()) return x;
+  if (x.size() == 0)
+    return fail(ErrorKind::invalid_shape, "cannot compute logsumexp of an empty array", "logsumexp",
+                loc);
   Array xf = ops::astype(x, at_least_float(x.dtype()), s, loc);
   Array m = ops::stop_gradient(ops::max(xf, axes, true, s, loc), s, loc);
   m = ops::where(ops::isinf(m, s, loc), 0.0, m, s, loc);

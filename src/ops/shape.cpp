@@ -52,10 +52,9 @@ Array flatten(const Array& x, int start_axis, int end_axis, StreamOrDevice s, Lo
   if (x.is_failed()) return x;
   int n = x.ndim();
   if (n == 0) return ops::reshape(x, {1}, s, loc);
-  auto a = detail::normalize_axis(start_axis, n), b = detail::normalize_axis(end_axis, n);
-  if (!a || !b)
-    return fail(ErrorKind::invalid_axis, "axes out of range for an array with " +
-                                             std::to_string(n) + " dimensions", "flatten", loc);
+  // MLX's rule: negative axes count from the end, then clamp into range.
+  auto clamp_axis = [n](int v) { return std::min(std::max(v < 0 ? v + n : v, 0), n - 1); };
+  std::optional<int> a = clamp_axis(start_axis), b = clamp_axis(end_axis);
   if (*a > *b) return fail(ErrorKind::invalid_axis, "start_axis is after end_axis", "flatten", loc);
   Shape shape(x.shape().begin(), x.shape().begin() + *a);
   int64_t m = 1;

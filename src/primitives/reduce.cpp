@@ -48,8 +48,8 @@ Expected<std::vector<OutputSpec>> ArgReduce::output_specs(
     const std::vector<Array>& inputs) const {
   const Array& x = inputs.at(0);
   if (axis_ < 0 || axis_ >= x.ndim()) return op_error(ErrorKind::invalid_axis, "axis out of range");
-  if (x.shape()[axis_] == 0)
-    return op_error(ErrorKind::invalid_shape, "cannot take the arg-extreme over an axis of size 0");
+  if (x.size() == 0)
+    return op_error(ErrorKind::invalid_shape, "cannot arg-reduce an array of size 0");
   OutputSpec s;
   s.shape = x.shape();
   s.shape[axis_] = 1;

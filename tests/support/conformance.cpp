@@ -399,4 +399,22 @@ void run_case(const refs::Case& c,
   }
 }
 
+void run_file(const std::string& file,
+              const std::function<std::vector<Array>(const refs::Case&)>& build,
+              const FileHooks& hooks) {
+  auto cases = load_cases(file);
+  if (cases.empty()) {
+    ADD_FAILURE() << file << " has no cases";
+    return;
+  }
+  Tally tally;
+  tally.file = file;
+  for (const auto& c : cases) {
+    Tolerance tol = hooks.tolerance ? hooks.tolerance(c) : Tolerance::exact();
+    SkipElement skip = hooks.skip && !c.outputs.empty() ? hooks.skip(c) : SkipElement{};
+    LibmValue libm = hooks.libm && !c.outputs.empty() ? hooks.libm(c) : LibmValue{};
+    run_case(c, [&] { return build(c); }, tol, tally, hooks.xfail, skip, libm);
+  }
+}
+
 }  // namespace nuvec::conformance

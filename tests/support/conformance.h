@@ -92,7 +92,21 @@ double max_abs(const refs::Tensor& t);
 /// Element i of a stored tensor as double (complex: the real part).
 double value_at(const refs::Tensor& t, size_t i);
 
-/// The cases of a file whose op is one of `ops` (all when empty).
+/// The cases of a file.
 std::vector<refs::Case> load_cases(const std::string& file);
+
+/// How run_file treats each case; every hook is optional.
+struct FileHooks {
+  std::function<Tolerance(const refs::Case&)> tolerance;  // default exact
+  ExpectedFailures xfail;
+  std::function<SkipElement(const refs::Case&)> skip;
+  std::function<LibmValue(const refs::Case&)> libm;
+};
+
+/// Replays every case of `file` with run_case and prints the tally; `build`
+/// gives nuvec's outputs for a case.
+void run_file(const std::string& file,
+              const std::function<std::vector<Array>(const refs::Case&)>& build,
+              const FileHooks& hooks = {});
 
 }  // namespace nuvec::conformance

@@ -4,6 +4,7 @@
 
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/loops.h"
+#include "nuvec/kernels/binary.h"
 #include "nuvec/kernels/cast.h"
 
 namespace nuvec::cpu {
@@ -20,7 +21,9 @@ void copy_typed(const Array& in, Array& out) {
     });
     return;
   }
-  Strides os = row_major_strides(out.shape());
+  // The output is dense in the input's logical order (its own shape may
+  // differ: a reshape that could not be a view).
+  Strides os = row_major_strides(in.shape());
   auto l = collapse<2>(in.shape(), {&in.strides(), &os});
   for_each_row(l, [&](const std::array<int64_t, 2>& off, int64_t n,
                       const std::array<int64_t, 2>& st) {
@@ -61,12 +64,19 @@ void eval(const BitCast&, const Arrays& in, Arrays& out) {
   copy_general(in[0], dense);
 }
 
+// As MLX: the step in the dtype is T(start + step) - T(start), accumulated
+// in the dtype (so arange(-3, 3, 0.75, int32) counts by 1, and float values
+// carry the rounding of repeated addition).
 void eval(const Arange& p, const Arrays&, Arrays& out) {
   dispatch_dtype(out[0].dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* dst = ptr<T>(out[0]);
-    double start = p.start(), step = p.step();
-    for (int64_t i = 0; i < out[0].size(); ++i) dst[i] = kernels::Cast<T>{}(start + double(i) * step);
+    T v = kernels::Cast<T>{}(p.start());
+    T step = kernels::Subtract{}(kernels::Cast<T>{}(p.start() + p.step()), v);
+    for (int64_t i = 0; i < out[0].size(); ++i) {
+      dst[i] = v;
+      v = kernels::Add{}(v, step);
+    }
   });
 }
 

@@ -49,6 +49,8 @@ Layout<N> collapse(const Shape& shape, const std::array<const Strides*, N>& stri
 /// layout, offsets being element offsets of each operand, in parallel blocks.
 template <size_t N, class Row>
 void for_each_row(const Layout<N>& l, Row&& row) {
+  for (int d : l.shape)
+    if (d == 0) return;  // an empty array has no rows
   int nd = static_cast<int>(l.shape.size());
   int64_t inner = l.shape[nd - 1];
   int64_t rows = 1;
