@@ -11,7 +11,7 @@ int main() {
 
   // Lazy arrays: nothing runs until a value is read.
   Array x = array({{0.0, 1.0, 2.0}, {3.0, 4.0, 5.0}});
-  Array col = array({{10}, {20}});  // int32, broadcasts over columns
+  Array col = array({10, 20}, {2, 1});  // int32 column, broadcasts over columns
   Array y = (x * 2.0 + col).t();    // float32 (weak scalar), a transposed view
   std::cout << "x =\n" << x << "\n";
   std::cout << "(x * 2 + col).T has shape " << y.shape() << ", dtype " << y.dtype()

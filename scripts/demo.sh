@@ -2,6 +2,8 @@
 # Builds nuvec and runs the demo program (examples/tour.cpp).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# ccache hits across clones: paths under the checkout are hashed relative.
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
 scripts/deps.sh
 cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DNUVEC_BUILD_TESTS=OFF -DNUVEC_BUILD_BENCH=OFF >/dev/null

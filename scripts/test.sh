@@ -3,6 +3,8 @@
 # NUVEC_SANITIZE=1 also the AddressSanitizer + UndefinedBehaviorSanitizer build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# ccache hits across clones: paths under the checkout are hashed relative.
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
 scripts/deps.sh
 jobs=$(nproc)
 run_suite() {  # build dir, extra cmake args...

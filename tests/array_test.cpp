@@ -8,7 +8,7 @@ using namespace nuvec;
 
 TEST(Array, SpecTour) {
   Array x = array({{0.0, 1.0, 2.0}, {3.0, 4.0, 5.0}});
-  Array col = array({{10}, {20}});
+  Array col = array({10, 20}, {2, 1});
   Array y = (x * 2.0 + col).t();
   EXPECT_EQ(y.shape(), (Shape{3, 2}));
   EXPECT_EQ(y.dtype(), float32);
@@ -54,8 +54,8 @@ TEST(Array, LiteralDtypes) {
   EXPECT_EQ(array<double>({1, 2}).dtype(), float64);
   EXPECT_EQ(array(2.0).dtype(), float32);
   EXPECT_EQ(array({10, 20}, {2, 1}).shape(), (Shape{2, 1}));
-  Array four = array({{{{1, 2}}, {{3, 4}}}});
-  EXPECT_EQ(four.shape(), (Shape{1, 2, 1, 2}));
+  Array four = array({{{{1, 2}}}, {{{3, 4}}}});
+  EXPECT_EQ(four.shape(), (Shape{2, 1, 1, 2}));
   EXPECT_EQ(four.to_vector<int>(), (std::vector<int>{1, 2, 3, 4}));
 }
 

@@ -11,17 +11,6 @@ const char* reduce_name(Reduce::Type t) {
   return names[static_cast<int>(t)];
 }
 
-// sum and prod widen small integers and bool, as MLX.
-DType reduce_dtype(Reduce::Type t, DType in) {
-  using T = Reduce::Type;
-  if (t == T::all || t == T::any) return bool_;
-  if (t == T::sum || t == T::prod) {
-    if (in == bool_ || in == int8 || in == int16) return int32;
-    if (in == uint8 || in == uint16) return uint32;
-  }
-  return in;
-}
-
 }  // namespace
 
 void Reduce::print_params(std::ostream& os) const { os << reduce_name(type_); }
@@ -40,7 +29,7 @@ Expected<std::vector<OutputSpec>> Reduce::output_specs(
   }
   OutputSpec s;
   s.shape = shape;
-  s.dtype = reduce_dtype(type_, x.dtype());
+  s.dtype = reduce_output_dtype(type_, x.dtype());
   return std::vector<OutputSpec>{s};
 }
 

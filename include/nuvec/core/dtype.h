@@ -104,10 +104,16 @@ DType at_least_float(DType d);
 /// The C++ element type of each dtype, and back.
 template <class T>
 struct dtype_of;
+template <DType::Val V>
+struct type_of;
 #define NUVEC_DTYPE_OF(T, D)              \
   template <>                             \
   struct dtype_of<T> {                    \
     static constexpr DType value = D;     \
+  };                                      \
+  template <>                             \
+  struct type_of<D.val> {                 \
+    using type = T;                       \
   };
 NUVEC_DTYPE_OF(bool, bool_)
 NUVEC_DTYPE_OF(uint8_t, uint8)
@@ -127,6 +133,10 @@ NUVEC_DTYPE_OF(complex64_t, complex64)
 
 template <class T>
 inline constexpr DType dtype_v = dtype_of<T>::value;
+/// The C++ type of a dtype known at compile time: type_of_t<int32.val> is
+/// int32_t. (A DType template parameter crashes g++ 12 here.)
+template <DType::Val V>
+using type_of_t = typename type_of<V>::type;
 
 template <class T>
 struct TypeTag {

@@ -31,6 +31,19 @@ class Reduce : public PrimitiveBase<PrimitiveId::Reduce> {
   std::vector<int> axes_;
 };
 
+/// The output dtype of a reduction: bool for all/any; sum and prod widen
+/// bool and the 8- and 16-bit integers to int32 (uint32 for unsigned), as
+/// MLX; max and min keep the dtype.
+constexpr DType reduce_output_dtype(Reduce::Type t, DType in) {
+  using T = Reduce::Type;
+  if (t == T::all || t == T::any) return bool_;
+  if (t == T::sum || t == T::prod) {
+    if (in == bool_ || in == int8 || in == int16) return int32;
+    if (in == uint8 || in == uint16) return uint32;
+  }
+  return in;
+}
+
 /// Index of the first maximum or minimum along one axis (kept with size 1);
 /// NaN counts as the extreme, as in NumPy. Output uint32.
 class ArgReduce : public PrimitiveBase<PrimitiveId::ArgReduce> {

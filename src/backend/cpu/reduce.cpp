@@ -122,17 +122,9 @@ void reduce_typed(const Array& in, Array& out, const std::vector<int>& axes) {
 template <RT type>
 void reduce_dispatch(const Array& in, Array& out, const std::vector<int>& axes) {
   dispatch_dtype(in.dtype(), [&](auto ti) {
-    dispatch_dtype(out.dtype(), [&](auto to) {
-      using In = typename decltype(ti)::type;
-      using Out = typename decltype(to)::type;
-      if constexpr (type == RT::all || type == RT::any) {
-        if constexpr (std::is_same_v<Out, bool>) reduce_typed<type, In, bool>(in, out, axes);
-      } else if constexpr (std::is_same_v<In, Out> ||
-                           (kernels::is_int_v<Out> && !kernels::is_float_v<In> &&
-                            !kernels::is_complex_v<In>)) {
-        reduce_typed<type, In, Out>(in, out, axes);
-      }
-    });
+    using In = typename decltype(ti)::type;
+    using Out = type_of_t<reduce_output_dtype(type, dtype_v<In>).val>;
+    reduce_typed<type, In, Out>(in, out, axes);
   });
 }
 
