@@ -54,6 +54,12 @@ TEST(Array, LiteralDtypes) {
   EXPECT_EQ(array<double>({1, 2}).dtype(), float64);
   EXPECT_EQ(array(2.0).dtype(), float32);
   EXPECT_EQ(array({10, 20}, {2, 1}).shape(), (Shape{2, 1}));
+  Array typed = array<int16_t>({1, 2, 3, 4, 5, 6}, {3, 2});
+  EXPECT_EQ(typed.dtype(), int16);
+  EXPECT_EQ(typed.shape(), (Shape{3, 2}));
+  EXPECT_EQ(typed.t().to_vector<int>(), (std::vector<int>{1, 3, 5, 2, 4, 6}));
+  EXPECT_TRUE(array<float>({1, 2, 3}, {2, 2}).is_failed());
+  EXPECT_EQ(array<bool>({true, false}).to_vector<bool>(), (std::vector<bool>{true, false}));
   Array four = array({{{{1, 2}}}, {{{3, 4}}}});
   EXPECT_EQ(four.shape(), (Shape{2, 1, 1, 2}));
   EXPECT_EQ(four.to_vector<int>(), (std::vector<int>{1, 2, 3, 4}));

@@ -118,19 +118,6 @@ inline Array array(List<Literal> v, Shape shape, Location loc = NUVEC_LOC) {
   return detail::array_from_literals(std::vector<Literal>(v), std::move(shape), loc);
 }
 
-/// Typed data: `array<uint8_t>({1, 2, 3})`, `array<double>(ptr, {2, 3})`.
-template <class T>
-Array array(List<std::type_identity_t<T>> v, Shape shape = {-2}) {
-  if (shape == Shape{-2}) shape = {static_cast<int>(v.size())};
-  if (static_cast<size_t>(shape_size(shape)) != v.size() || shape_size(shape) < 0)
-    return detail::array_from_literals({}, {-1}, NUVEC_LOC);
-  std::vector<T> copy(v);
-  return detail::array_from_bytes(copy.data(), std::move(shape), dtype_v<T>);
-}
-template <class T>
-Array array(const T* data, Shape shape) {
-  return detail::array_from_bytes(data, std::move(shape), dtype_v<T>);
-}
 template <class T>
 Array array(const std::vector<T>& data, Shape shape) {
   if (shape_size(shape) != static_cast<int64_t>(data.size()))
@@ -141,6 +128,24 @@ Array array(const std::vector<T>& data, Shape shape) {
   } else {
     return detail::array_from_bytes(data.data(), std::move(shape), dtype_v<T>);
   }
+}
+
+/// Typed data: `array<uint8_t>({1, 2, 3})`, `array<double>({1, 2}, {2, 1})`,
+/// `array<double>(ptr, {2, 3})`. A shape of another size gives a failed array.
+template <class T>
+Array array(List<std::type_identity_t<T>> v, Shape shape) {
+  if (shape_size(shape) != static_cast<int64_t>(v.size()))
+    return detail::array_from_literals({}, {-1}, NUVEC_LOC);
+  std::vector<T> copy(v);
+  return array<T>(copy, std::move(shape));
+}
+template <class T>
+Array array(List<std::type_identity_t<T>> v) {
+  return array<T>(v, Shape{static_cast<int>(v.size())});
+}
+template <class T>
+Array array(const T* data, Shape shape) {
+  return detail::array_from_bytes(data, std::move(shape), dtype_v<T>);
 }
 
 }  // namespace nuvec
