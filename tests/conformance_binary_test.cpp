@@ -75,22 +75,6 @@ const cf::ExpectedFailures kExpectedFailures = {
     {"power_float64_weak_float_2p5_left", "float64 pow at float32 accuracy"},
     {"power_float64_weak_bool_True_right", "float64 pow at float32 accuracy"},
     {"power_float64_edge", "float64 pow at float32 accuracy"},
-    // complex floor_divide and logaddexp are not implemented in nuvec
-    {"floor_divide_complex64_complex64", "no complex floor_divide"},
-    {"floor_divide_mix_int32_complex64", "no complex floor_divide"},
-    {"floor_divide_complex64_weak_int_2_right", "no complex floor_divide"},
-    {"floor_divide_complex64_weak_int_2_left", "no complex floor_divide"},
-    {"floor_divide_complex64_weak_float_2p5_right", "no complex floor_divide"},
-    {"floor_divide_complex64_weak_float_2p5_left", "no complex floor_divide"},
-    {"floor_divide_complex64_weak_bool_True_right", "no complex floor_divide"},
-    {"logaddexp_complex64_complex64", "no complex logaddexp"},
-    {"logaddexp_mix_int32_complex64", "no complex logaddexp"},
-    {"logaddexp_complex64_weak_int_2_right", "no complex logaddexp"},
-    {"logaddexp_complex64_weak_int_2_left", "no complex logaddexp"},
-    {"logaddexp_complex64_weak_float_2p5_right", "no complex logaddexp"},
-    {"logaddexp_complex64_weak_float_2p5_left", "no complex logaddexp"},
-    {"logaddexp_complex64_weak_bool_True_right", "no complex logaddexp"},
-    {"logaddexp_complex64_edge", "no complex logaddexp"},
 };
 
 cf::Tolerance tolerance_for(const refs::Case& c) {

@@ -48,33 +48,6 @@ const cf::ExpectedFailures kExpectedFailures = {
     {"erf_float64_rand", "float64 erf at float32 accuracy"},
     {"erf_float64_edge", "float64 erf at float32 accuracy"},
     {"erfinv_float64_rand", "float64 erfinv at float32 accuracy"},
-    // complex special values: MLX gives 0 / NaN where nuvec differs
-    {"sign_complex64_edge", "complex sign of NaN/inf components"},
-    {"sin_complex64_edge", "complex sin of inf/NaN components"},
-    {"cos_complex64_edge", "complex cos of inf/NaN components"},
-    {"tan_complex64_edge", "complex tan of inf/NaN components"},
-    {"sinh_complex64_edge", "complex sinh of inf/NaN components"},
-    {"cosh_complex64_edge", "complex cosh of inf/NaN components"},
-    {"tanh_complex64_edge", "complex tanh of inf/NaN components"},
-    // complex functions nuvec does not implement yet
-    {"log1p_complex64_rand", "no complex log1p"},
-    {"log1p_complex64_edge", "no complex log1p"},
-    {"arcsin_complex64_rand", "no complex arcsin"},
-    {"arcsin_complex64_edge", "no complex arcsin"},
-    {"arccos_complex64_rand", "no complex arccos"},
-    {"arccos_complex64_edge", "no complex arccos"},
-    {"arctan_complex64_rand", "no complex arctan"},
-    {"arctan_complex64_edge", "no complex arctan"},
-    {"arcsinh_complex64_rand", "no complex arcsinh"},
-    {"arcsinh_complex64_edge", "no complex arcsinh"},
-    {"arccosh_complex64_rand", "no complex arccosh"},
-    {"arccosh_complex64_edge", "no complex arccosh"},
-    {"arctanh_complex64_rand", "no complex arctanh"},
-    {"arctanh_complex64_edge", "no complex arctanh"},
-    {"round_d0_complex64_rand", "no complex round"},
-    {"round_d0_complex64_edge", "no complex round"},
-    {"round_d2_complex64_rand", "no complex round"},
-    {"round_d2_complex64_edge", "no complex round"},
 };
 
 // round with decimals converts through float32 back to the integer dtype:

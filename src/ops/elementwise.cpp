@@ -212,7 +212,6 @@ NUVEC_PLAIN_BINARY(add, Add, none)
 NUVEC_PLAIN_BINARY(subtract, Subtract, none)
 NUVEC_PLAIN_BINARY(multiply, Multiply, none)
 NUVEC_PLAIN_BINARY(divide, Divide, to_float)
-NUVEC_PLAIN_BINARY(floor_divide, FloorDivide, none)
 NUVEC_PLAIN_BINARY(remainder, Remainder, none)
 NUVEC_PLAIN_BINARY(power, Power, none)
 NUVEC_PLAIN_BINARY(maximum, Maximum, none)
@@ -233,6 +232,14 @@ NUVEC_PLAIN_BINARY(right_shift, RightShift, bool_to_uint8)
 NUVEC_PLAIN_BINARY(arctan2, ArcTan2, to_float)
 NUVEC_PLAIN_BINARY(logaddexp, LogAddExp, to_float)
 #undef NUVEC_PLAIN_BINARY
+
+// MLX divides complex operands without flooring (floor rejects complex).
+Array floor_divide(const Operand& a, const Operand& b, StreamOrDevice s, Location loc) {
+  bool cplx = (!a.is_scalar() && is_complex(a.array().dtype())) ||
+              (!b.is_scalar() && is_complex(b.array().dtype()));
+  if (cplx) return binary<Divide>(a, b, s, "floor_divide", loc, Widen::to_float);
+  return binary<FloorDivide>(a, b, s, "floor_divide", loc);
+}
 
 std::pair<Array, Array> divmod(const Operand& a, const Operand& b, StreamOrDevice s,
                                Location loc) {

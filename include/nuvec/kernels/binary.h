@@ -298,6 +298,9 @@ struct LogAddExp {
     r = (hi - hi != C(0)) ? hi : r;  // +-inf (both -inf gives -inf)
     return T((a != a || b != b) ? a + b : r);
   }
+  NUVEC_KERNEL_INLINE complex64_t operator()(complex64_t x, complex64_t y) const {
+    return math::logaddexp(x, y);
+  }
 };
 
 /// cond ? x : y.

@@ -162,8 +162,15 @@ struct Square {
   };
 NUVEC_ROUNDING_UNARY(Floor, __builtin_floorf, __builtin_floor)
 NUVEC_ROUNDING_UNARY(Ceil, __builtin_ceilf, __builtin_ceil)
-NUVEC_ROUNDING_UNARY(Round, __builtin_rintf, __builtin_rint)  // ties to even
+NUVEC_ROUNDING_UNARY(RoundReal, __builtin_rintf, __builtin_rint)  // ties to even
 #undef NUVEC_ROUNDING_UNARY
+// MLX rounds each part of a complex value (floor and ceil reject complex).
+struct Round : RoundReal {
+  using RoundReal::operator();
+  NUVEC_KERNEL_INLINE complex64_t operator()(complex64_t x) const {
+    return complex64_t(__builtin_rintf(x.re), __builtin_rintf(x.im));
+  }
+};
 
 struct LogicalNot {
   template <class T>

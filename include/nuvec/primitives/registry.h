@@ -14,7 +14,7 @@
   X(Exp, inexact)                 \
   X(Expm1, floating)              \
   X(Log, inexact)                 \
-  X(Log1p, floating)              \
+  X(Log1p, inexact)               \
   X(Log2, inexact)                \
   X(Log10, inexact)               \
   X(Sqrt, inexact)                \
@@ -24,21 +24,21 @@
   X(Sin, inexact)                 \
   X(Cos, inexact)                 \
   X(Tan, inexact)                 \
-  X(ArcSin, floating)             \
-  X(ArcCos, floating)             \
-  X(ArcTan, floating)             \
+  X(ArcSin, inexact)              \
+  X(ArcCos, inexact)              \
+  X(ArcTan, inexact)              \
   X(Sinh, inexact)                \
   X(Cosh, inexact)                \
   X(Tanh, inexact)                \
-  X(ArcSinh, floating)            \
-  X(ArcCosh, floating)            \
-  X(ArcTanh, floating)            \
+  X(ArcSinh, inexact)             \
+  X(ArcCosh, inexact)             \
+  X(ArcTanh, inexact)             \
   X(Sigmoid, floating)            \
   X(Erf, floating)                \
   X(ErfInv, floating)             \
   X(Floor, real_numeric)          \
   X(Ceil, real_numeric)           \
-  X(Round, real_numeric)          \
+  X(Round, numeric)               \
   X(LogicalNot, to_bool)          \
   X(BitwiseInvert, integer)       \
   X(IsNan, to_bool)               \
@@ -77,7 +77,7 @@
   X(LeftShift, integer)            \
   X(RightShift, integer)           \
   X(ArcTan2, floating)             \
-  X(LogAddExp, floating)
+  X(LogAddExp, inexact)
 
 // All other primitives: X(Name, kind).
 #define NUVEC_OTHER_PRIMITIVES(X) \
