@@ -63,20 +63,6 @@ const std::set<std::string> kMathOps = {"arctan2", "logaddexp", "power"};
 const std::set<std::string> kComplexInexact = {"multiply", "divide", "power",
                                                "logaddexp"};
 
-// Known nuvec gaps, kept running and reported (kernels/math_f64.h and
-// kernels/complex.h are owned elsewhere; see the conformance report).
-const cf::ExpectedFailures kExpectedFailures = {
-    // float64 power is only float32-accurate in kernels/math_f64.h
-    {"power_float64_float64", "float64 pow at float32 accuracy"},
-    {"power_mix_float32_float64", "float64 pow at float32 accuracy"},
-    {"power_float64_weak_int_2_right", "float64 pow at float32 accuracy"},
-    {"power_float64_weak_int_2_left", "float64 pow at float32 accuracy"},
-    {"power_float64_weak_float_2p5_right", "float64 pow at float32 accuracy"},
-    {"power_float64_weak_float_2p5_left", "float64 pow at float32 accuracy"},
-    {"power_float64_weak_bool_True_right", "float64 pow at float32 accuracy"},
-    {"power_float64_edge", "float64 pow at float32 accuracy"},
-};
-
 cf::Tolerance tolerance_for(const refs::Case& c) {
   bool complex_io = false;
   for (const auto& t : c.inputs) complex_io |= t.dtype == "complex64";
@@ -127,54 +113,56 @@ cf::SkipElement divmod_skip(const refs::Case& c, std::vector<double> divisors) {
   };
 }
 
-TEST(ConformanceBinary, MatchesMlx) {
-  auto cases = cf::load_cases("binary.ref");
-  ASSERT_FALSE(cases.empty());
-  cf::Tally tally;
-  tally.file = "binary.ref";
-  for (const auto& c : cases) {
-    auto build = [&]() -> std::vector<Array> {
-      auto it = binary_table().find(c.op);
-      if (it == binary_table().end()) throw std::runtime_error("no op " + c.op);
-      auto in = cf::make_inputs(c);
-      if (c.has("scalar")) {
-        Operand s = cf::weak_scalar(c, "scalar", "scalar_type");
-        if (c.param("scalar_side") == "right") return it->second(in.at(0), s, c);
-        return it->second(s, in.at(0), c);
-      }
-      return it->second(in.at(0), in.at(1), c);
-    };
-    cf::SkipElement skip;
-    cf::LibmValue libm;
-    bool shift = c.op == "left_shift" || c.op == "right_shift";
-    bool divmod_int = c.op == "divmod";
-    if (!c.outputs.empty() && (shift || kMathOps.count(c.op) || divmod_int)) {
-      const auto& shape = c.outputs[0].shape;
-      std::vector<double> a, b;
-      double sv = c.has("scalar") ? (c.param("scalar_type") == "bool"
-                                          ? double(c.param_bool("scalar"))
-                                          : c.param_double("scalar"))
-                                  : 0;
-      a = cf::op_values(c.inputs.at(0), shape);
-      if (c.has("scalar")) {
-        b.assign(a.size(), sv);
-        if (c.param("scalar_side") == "left") std::swap(a, b);
-      } else {
-        b = cf::op_values(c.inputs.at(1), shape);
-      }
-      if (a.size() != b.size()) b.assign(a.size(), NAN);
-      if (shift) skip = shift_skip(c, b);
-      if (divmod_int) skip = divmod_skip(c, b);
-      if (kMathOps.count(c.op) && c.outputs[0].dtype != "complex64") {
-        auto ab = std::make_shared<std::pair<std::vector<double>, std::vector<double>>>(a, b);
-        libm = [ab, op = c.op](size_t i) {
-          if (i >= ab->first.size()) return double(NAN);
-          return libm_binary(op, ab->first[i], ab->second[i]);
-        };
-      }
-    }
-    cf::run_case(c, build, tolerance_for(c), tally, kExpectedFailures, skip, libm);
+std::vector<Array> build_binary(const refs::Case& c) {
+  auto it = binary_table().find(c.op);
+  if (it == binary_table().end()) throw std::runtime_error("no op " + c.op);
+  auto in = cf::make_inputs(c);
+  if (c.has("scalar")) {
+    Operand s = cf::weak_scalar(c, "scalar", "scalar_type");
+    if (c.param("scalar_side") == "right") return it->second(in.at(0), s, c);
+    return it->second(s, in.at(0), c);
   }
+  return it->second(in.at(0), in.at(1), c);
+}
+
+// The operands' values as the op sees them (a weak scalar repeated).
+std::pair<std::vector<double>, std::vector<double>> operand_values(const refs::Case& c) {
+  const auto& shape = c.outputs[0].shape;
+  std::vector<double> a = cf::op_values(c.inputs.at(0), shape), b;
+  if (c.has("scalar")) {
+    double sv = c.param("scalar_type") == "bool" ? double(c.param_bool("scalar"))
+                                                 : c.param_double("scalar");
+    b.assign(a.size(), sv);
+    if (c.param("scalar_side") == "left") std::swap(a, b);
+  } else {
+    b = cf::op_values(c.inputs.at(1), shape);
+  }
+  if (a.size() != b.size()) b.assign(a.size(), NAN);
+  return {a, b};
+}
+
+cf::SkipElement binary_skip(const refs::Case& c) {
+  if (c.op == "left_shift" || c.op == "right_shift") return shift_skip(c, operand_values(c).second);
+  if (c.op == "divmod") return divmod_skip(c, operand_values(c).second);
+  return {};
+}
+
+cf::LibmValue binary_libm(const refs::Case& c) {
+  if (!kMathOps.count(c.op) || c.outputs[0].dtype == "complex64") return {};
+  auto ab = std::make_shared<std::pair<std::vector<double>, std::vector<double>>>(
+      operand_values(c));
+  return [ab, op = c.op](size_t i) {
+    if (i >= ab->first.size()) return double(NAN);
+    return libm_binary(op, ab->first[i], ab->second[i]);
+  };
+}
+
+TEST(ConformanceBinary, MatchesMlx) {
+  cf::FileHooks hooks;
+  hooks.tolerance = tolerance_for;
+  hooks.skip = binary_skip;
+  hooks.libm = binary_libm;
+  cf::run_file("binary.ref", build_binary, hooks);
 }
 
 TEST(ConformancePromotion, MatchesMlx) {

@@ -41,15 +41,6 @@ const std::set<std::string> kExactComplex = {
     "conjugate", "real",    "imag",  "stop_gradient", "logical_not",
     "floor",    "ceil",     "round"};
 
-// Known nuvec gaps, kept running and reported (the kernels are owned by
-// kernels/math_f64.h and kernels/complex.h; see the conformance report).
-const cf::ExpectedFailures kExpectedFailures = {
-    // float64 erf / erfinv are only float32-accurate in math_f64.h
-    {"erf_float64_rand", "float64 erf at float32 accuracy"},
-    {"erf_float64_edge", "float64 erf at float32 accuracy"},
-    {"erfinv_float64_rand", "float64 erfinv at float32 accuracy"},
-};
-
 // round with decimals converts through float32 back to the integer dtype:
 // values whose float32 image is outside the int64 range make that cast
 // undefined in MLX (nuvec saturates; docs/mlx-differences.md).
@@ -63,6 +54,20 @@ cf::SkipElement round_skip(const refs::Case& c) {
     return v >= 9223372036854775808.0 ? "value: float-to-int cast outside int64 (UB in MLX)"
                                       : nullptr;
   };
+}
+
+// erfinv in long double by Newton's method on erfl (libm has no erfinv).
+double erfinv_reference(double y) {
+  if (std::isnan(y) || std::fabs(y) > 1) return NAN;
+  if (std::fabs(y) == 1) return std::copysign(INFINITY, y);
+  long double x = 0;
+  for (int i = 0; i < 200; ++i) {
+    long double step = (std::erf(x) - y) / (2 / std::sqrt(3.14159265358979323846264338327950288L) *
+                                            std::exp(-x * x));
+    x -= step;
+    if (std::fabs(step) <= 1e-19L * std::fabs(x)) break;
+  }
+  return static_cast<double>(x);
 }
 
 // Float64 references for math functions (MLX computes some float64 functions
@@ -91,6 +96,7 @@ const std::map<std::string, double (*)(double)>& libm_table() {
       {"arctanh", [](double x) { return std::atanh(x); }},
       {"sigmoid", [](double x) { return 1 / (1 + std::exp(-x)); }},
       {"erf", [](double x) { return std::erf(x); }},
+      {"erfinv", erfinv_reference},
       {"degrees", [](double x) { return x * (180 / M_PI); }},
       {"radians", [](double x) { return x * (M_PI / 180); }},
   };
@@ -104,32 +110,27 @@ cf::Tolerance tolerance_for(const refs::Case& c) {
   return cf::Tolerance::ulps(4, 4, 1);
 }
 
+std::vector<Array> build_unary(const refs::Case& c) {
+  Array x = cf::make_input(c.inputs.at(0));
+  if (c.op == "round") return {ops::round(x, static_cast<int>(c.param_int("decimals")))};
+  auto it = unary_table().find(c.op);
+  if (it == unary_table().end()) throw std::runtime_error("no op " + c.op);
+  return {it->second(x)};
+}
+
+cf::LibmValue unary_libm(const refs::Case& c) {
+  auto f = libm_table().find(c.op);
+  if (f == libm_table().end() || c.inputs.at(0).dtype == "complex64") return {};
+  auto xs = std::make_shared<std::vector<double>>(cf::op_values(c.inputs[0], c.outputs[0].shape));
+  return [xs, fn = f->second](size_t i) { return fn((*xs)[i]); };
+}
+
 TEST(ConformanceUnary, MatchesMlx) {
-  auto cases = cf::load_cases("unary.ref");
-  ASSERT_FALSE(cases.empty());
-  cf::Tally tally;
-  tally.file = "unary.ref";
-  for (const auto& c : cases) {
-    auto build = [&]() -> std::vector<Array> {
-      Array x = cf::make_input(c.inputs.at(0));
-      if (c.op == "round") {
-        return {ops::round(x, static_cast<int>(c.param_int("decimals")))};
-      }
-      auto it = unary_table().find(c.op);
-      if (it == unary_table().end()) throw std::runtime_error("no op " + c.op);
-      return {it->second(x)};
-    };
-    cf::LibmValue libm;
-    auto f = libm_table().find(c.op);
-    if (f != libm_table().end() && c.inputs.at(0).dtype != "complex64" &&
-        !c.outputs.empty()) {
-      auto xs = std::make_shared<std::vector<double>>(
-          cf::op_values(c.inputs[0], c.outputs[0].shape));
-      libm = [xs, fn = f->second](size_t i) { return fn((*xs)[i]); };
-    }
-    cf::SkipElement skip = c.outputs.empty() ? cf::SkipElement{} : round_skip(c);
-    cf::run_case(c, build, tolerance_for(c), tally, kExpectedFailures, skip, libm);
-  }
+  cf::FileHooks hooks;
+  hooks.tolerance = tolerance_for;
+  hooks.skip = round_skip;
+  hooks.libm = unary_libm;
+  cf::run_file("unary.ref", build_unary, hooks);
 }
 
 }  // namespace

@@ -400,3 +400,182 @@ TEST(MathF64, HyperbolicSpecial) {
   EXPECT_SAME(m::sigmoid(-800.0), 0.0);
   EXPECT_SAME(m::sigmoid(kNaN), kNaN);
 }
+
+namespace {
+ld l_erf(ld x) { return erfl(x); }
+double f_erf(double x) { return m::erf(x); }
+double f_erfinv(double x) { return m::erfinv(x); }
+// erfinv reference: Newton in long double on erfl / erfcl (4 steps from our
+// result, which is within a few ULP; the root does not depend on the start).
+ld l_erfinv(ld a) {
+  ld aa = fabsl(a);
+  if (aa >= 1) return aa == 1 ? copysignl(INFINITY, a) : NAN;
+  ld x = std::fabs(m::erfinv((double)aa));
+  if (!std::isfinite((double)x)) return NAN;
+  const ld c = 1.1283791670955125738961589031215452L;  // 2/sqrt(pi)
+  for (int i = 0; i < 4; ++i) {
+    ld f = x < 0.5L ? erfl(x) - aa : (1 - aa) - erfcl(x);
+    x -= f / (c * expl(-x * x));
+  }
+  return copysignl(x, a);
+}
+}  // namespace
+
+TEST(MathF64, Erf) {
+  auto xs = gen(
+      {[] { return uniform(0, 1); }, [] { return uniform(1, 6); },
+       [] { return uniform(0.95, 1.05); },
+       [] { return log_uniform(1e-300, 1); }, [] { return uniform(5.5, 6.2); },
+       [] { return uniform(1.7, 1.8); }, [] { return uniform(2.7, 2.8); },
+       [] { return uniform(3.95, 4.05); }, [] { return any_bits(); }},
+      N / 2);
+  for (double x : {1.0, 1.75, 2.75, 4.0, 5.9, 6.0, 0x1p-1074, 0x1p-1022,
+                   0.9999999999999999})
+    xs.push_back(x);
+  EXPECT_LE(check1("erf", f_erf, l_erf, xs).err, 1.0);
+}
+
+TEST(MathF64, ErfSpecial) {
+  EXPECT_SAME(m::erf(0.0), 0.0);
+  EXPECT_SAME(m::erf(-0.0), -0.0);
+  EXPECT_SAME(m::erf(kInf), 1.0);
+  EXPECT_SAME(m::erf(-kInf), -1.0);
+  EXPECT_SAME(m::erf(kNaN), kNaN);
+  EXPECT_SAME(m::erf(6.0), 1.0);
+  EXPECT_SAME(m::erf(-30.0), -1.0);
+  EXPECT_SAME(m::erf(1e300), 1.0);
+  EXPECT_SAME(m::erf(5e-324), 5e-324);
+  EXPECT_SAME(m::erf(-1e-310), (double)(-1e-310L * 1.1283791670955125739L));
+}
+
+TEST(MathF64, Erfinv) {
+  auto xs = gen({[] { return uniform(0, 1); }, [] { return uniform(0.8, 0.9); },
+                 [] { return uniform(0.996, 0.9975); },
+                 [] { return 1 - log_uniform(1e-16, 1e-1); },
+                 [] { return log_uniform(1e-300, 1); },
+                 [] { return log_uniform(1e-10, 1e-7); },
+                 [] { return uniform(0.99999, 1); },
+                 [] { return 1 - log_uniform(1e-16, 1e-13); }},
+                N / 2);
+  for (double x : {0.5, 0.8427007929497149, 1 - 0x1p-53, 1 - 0x1p-52,
+                   1 - 0x1p-40, 0x1p-28, 0x1p-1074})
+    xs.push_back(x);
+  for (double x : xs) ASSERT_TRUE(std::isfinite(m::erfinv(x))) << x;
+  EXPECT_LE(check1("erfinv", f_erfinv, l_erfinv, xs).err, 1.0);
+}
+
+TEST(MathF64, ErfinvSpecial) {
+  EXPECT_SAME(m::erfinv(0.0), 0.0);
+  EXPECT_SAME(m::erfinv(-0.0), -0.0);
+  EXPECT_SAME(m::erfinv(1.0), kInf);
+  EXPECT_SAME(m::erfinv(-1.0), -kInf);
+  EXPECT_SAME(m::erfinv(1.0000000000000002), kNaN);
+  EXPECT_SAME(m::erfinv(-2.0), kNaN);
+  EXPECT_SAME(m::erfinv(kInf), kNaN);
+  EXPECT_SAME(m::erfinv(-kInf), kNaN);
+  EXPECT_SAME(m::erfinv(kNaN), kNaN);
+  EXPECT_SAME(m::erfinv(5e-324), 5e-324);
+  EXPECT_SAME(m::erfinv(-1e-310), (double)(-1e-310L * 0.88622692545275801365L));
+  EXPECT_SAME(m::erf(m::erfinv(0.5)), 0.5);
+}
+
+TEST(MathF64, Pow) {
+  Worst w;
+  int n = 0;
+  auto run = [&](double x, double y) {
+    double e = ulp_err(m::pow(x, y), powl(x, y));
+    ++n;
+    if (e > w.err) w = {e, x, y};
+  };
+  auto ilog = [](double x) { return std::log(std::fabs(x)); };
+  for (int i = 0; i < 8 * N; ++i) {
+    double x, y;
+    switch (i % 10) {
+      case 0:
+        x = std::fabs(any_bits()), y = any_bits();
+        break;  // mostly 0 / inf
+      case 1:
+        x = uniform(0, 10), y = uniform(-60, 60);
+        break;
+      case 2:
+        x = 1 + uniform(-1e-3, 1e-3), y = uniform(-1, 1) * log_uniform(1, 1e6);
+        break;
+      case 3:  // x = 1 +- a few ULP, huge y
+        x = 1 + std::floor(uniform(-64, 64)) * 0x1p-52,
+        y = uniform(-1, 1) * log_uniform(1e10, 1e18);
+        break;
+      case 4:
+        x = uniform(-10, 10), y = std::floor(uniform(-300, 300));
+        break;  // integer y
+      case 5:   // results near overflow
+        x = log_uniform(1e-300, 1e300), y = uniform(700, 709.78) / ilog(x);
+        break;
+      case 6:  // results near and below the underflow threshold (subnormals)
+        x = log_uniform(1e-300, 1e300), y = uniform(-745.2, -700) / ilog(x);
+        break;
+      case 7:
+        x = std::fabs(any_bits()),
+        y = uniform(-1, 1) * log_uniform(1e-300, 1e-3);
+        break;
+      case 8:
+        x = log_uniform(1e-320, 1e-300), y = uniform(-1.1, 1.1);
+        break;  // subnormal x
+      default:
+        x = std::fabs(any_bits()),
+        y = uniform(-745, 709) / ilog(x);  // any x, finite result
+    }
+    run(x, y);
+    if (i % 10 == 4) run(-x, y + 1);
+  }
+  // Exact cases.
+  for (int k = -1074; k <= 1023; ++k) run(2.0, k);
+  for (int k = -60; k <= 60; ++k) run(-3.0, k), run(10.0, k), run(0.5, k);
+  std::printf("  %-8s max %.3f ULP at x=%.17g y=%.17g (%d pairs)\n", "pow",
+              w.err, w.x, w.y, n);
+  EXPECT_LE(w.err, 1.0);
+}
+
+TEST(MathF64, PowSpecial) {
+  const double vals[] = {0.0,  -0.0,   0.5,     -0.5,  1.0,   -1.0, 2.0,
+                         -2.0, 3.0,    -3.0,    2.5,   -2.5,  kInf, -kInf,
+                         kNaN, 5e-324, -5e-324, 1e308, -1e308};
+  for (double x : vals)
+    for (double y : vals) {
+      double want = std::pow(x, y);  // glibc follows Annex F exactly for these
+      EXPECT_SAME(m::pow(x, y), want) << " x=" << x << " y=" << y;
+    }
+  EXPECT_SAME(m::pow(kNaN, 0.0), 1.0);
+  EXPECT_SAME(m::pow(kNaN, -0.0), 1.0);
+  EXPECT_SAME(m::pow(1.0, kNaN), 1.0);
+  EXPECT_SAME(m::pow(-1.0, kInf), 1.0);
+  EXPECT_SAME(m::pow(-1.0, -kInf), 1.0);
+  EXPECT_SAME(m::pow(-0.0, -3.0), -kInf);
+  EXPECT_SAME(m::pow(-0.0, 3.0), -0.0);
+  EXPECT_SAME(m::pow(-0.0, -2.0), kInf);
+  EXPECT_SAME(m::pow(-0.0, 0.5), 0.0);
+  EXPECT_SAME(m::pow(-kInf, -3.0), -0.0);
+  EXPECT_SAME(m::pow(-kInf, 3.0), -kInf);
+  EXPECT_SAME(m::pow(-kInf, 0.5), kInf);
+  EXPECT_SAME(m::pow(-8.0, 1.0 / 3), kNaN);
+  EXPECT_SAME(m::pow(-2.0, 0x1p53), kInf);
+  EXPECT_SAME(m::pow(-2.0, 0x1p53 + 2), kInf);
+  EXPECT_SAME(m::pow(-0.5, 1e300), 0.0);
+  EXPECT_SAME(m::pow(-2.0, 1025.0), -kInf);
+  EXPECT_SAME(m::pow(-2.0, -1075.0), -0.0);
+  EXPECT_SAME(m::pow(-2.0, -1073.0), -1e-323);
+  EXPECT_SAME(m::pow(2.0, 1024.0), kInf);
+  EXPECT_SAME(m::pow(2.0, -1074.0), 5e-324);
+  EXPECT_SAME(m::pow(2.0, -1075.0), 0.0);
+  EXPECT_SAME(m::pow(4.0, 0.5), 2.0);
+  EXPECT_SAME(m::pow(9.0, 1.5), 27.0);
+  EXPECT_SAME(m::pow(-3.0, 3.0), -27.0);
+  EXPECT_SAME(m::pow(10.0, 22.0), 1e22);
+  EXPECT_SAME(m::pow(5e-324, 1.0), 5e-324);
+  EXPECT_SAME(m::pow(5e-324, -1.0), kInf);
+  EXPECT_SAME(m::pow(1e308, 2.0), kInf);
+  EXPECT_SAME(m::pow(1e-308, 2.0), 0.0);
+  EXPECT_SAME(m::pow(1.0000000000000002, 1e300), kInf);
+  EXPECT_SAME(m::pow(0.9999999999999999, 1e300), 0.0);
+  EXPECT_SAME(m::pow(kInf, 1e-300), kInf);
+  EXPECT_SAME(m::pow(0x1p-1022, 0.5), 0x1p-511);
+}

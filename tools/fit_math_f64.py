@@ -97,13 +97,14 @@ def main():
         return (2 * mp.atanh(s) - 2 * s) / (s * z)
     if want('log'):
         fit('kLogP', logP, 0, zmax, 8)
-    def powQ(z):
+    def powQ7(z):
+        # log m = 2s + 2s^3/3 + 2s^5/5 + s^7 Q7(s^2), s = f/(2+f)
         if z == 0:
-            return mp.mpf(2) / 5
+            return mp.mpf(2) / 7
         s = mp.sqrt(z)
-        return (2 * mp.atanh(s) - 2 * s - 2 * s**3 / 3) / s**5
+        return (2 * mp.atanh(s) - 2 * s - 2 * s**3 / 3 - 2 * s**5 / 5) / s**7
     if want('pow'):
-        fit('kPowQ', powQ, 0, zmax, 8)
+        fit('kPowQ7', powQ7, 0, zmax, 7)
     pio4 = mp.pi / 4 * mp.mpf('1.0001')
     if want('sin'):
         fit('kSinS', lambda z: (mp.sin(mp.sqrt(z)) - mp.sqrt(z)) / mp.sqrt(z)**3 if z else -mp.mpf(1) / 6, 0, pio4**2, 7)
@@ -123,8 +124,25 @@ def main():
         fit('kAsinhP', lambda z: (mp.asinh(mp.sqrt(z)) - mp.sqrt(z)) / mp.sqrt(z)**3 if z else -mp.mpf(1) / 6, 0, mp.mpf('0.2501'), 13)
     c0 = 2 / mp.sqrt(mp.pi)
     if want('erf'):
-        fit('kErfP', lambda z: (mp.erf(mp.sqrt(z)) / mp.sqrt(z) - c0) / z if z else -c0 / 3, 0, mp.mpf('1.0001'), 11)
-
+        # erf(x) = x (c0 + z (p0 + z (p1 + z P2(z)))), z = x^2, |x| <= 1,
+        # p0 = -c0/3, p1 = c0/10 (the three leading Horner steps run in
+        # double-double)
+        def erfP2(z):
+            if z == 0:
+                return -c0 / 42
+            return (((mp.erf(mp.sqrt(z)) / mp.sqrt(z) - c0) / z + c0 / 3) / z - c0 / 10) / z
+        fit('kErfP2', erfP2, 0, mp.mpf('1.0001'), 10)
+        # erfc(x) = e^(-x^2) R(x), 1 <= x <= 6.1; R = erfcx as a polynomial in t = x - mid on 4 pieces
+        erfcx = lambda x: mp.erfc(x) * mp.exp(x * x)
+        for (a, b) in [(1, 1.75), (1.75, 2.75), (2.75, 4), (4, 6.1)]:
+            m = mp.mpf(a + b) / 2
+            fit('kErfcx_%g_%g (t = x - %g)' % (a, b, m), lambda t: erfcx(t + m), a - m, b - m, 16, npts=1000)
+    if want('erfinv'):
+        # Starting guess (then one Halley step): w = -log(1 - a^2);
+        # erfinv(a)/a = P1(w) for w < 5, erfinv(a) = P2(sqrt(w)) above.
+        ainv = lambda w: mp.sqrt(-mp.expm1(-w))
+        fit('kErfinvP1', lambda w: mp.erfinv(ainv(w)) / ainv(w) if w else mp.sqrt(mp.pi) / 2, 0, 5, 11, npts=1000)
+        fit('kErfinvP2', lambda s: mp.erfinv(ainv(s * s)), mp.sqrt(5), mp.mpf('6.1'), 11, npts=1000)
 
 if __name__ == '__main__':
     main()
