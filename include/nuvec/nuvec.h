@@ -10,3 +10,4 @@
 #include "nuvec/core/print.h"
 #include "nuvec/core/shape.h"
 #include "nuvec/ops/ops.h"
+#include "nuvec/random.h"

@@ -119,10 +119,9 @@ Array binary(const Operand& a, const Operand& b, const StreamOrDevice& s,
   return build1(make<P>(), bc, s, op, loc);
 }
 
-Array scaled(const Array& x, double factor, const StreamOrDevice& s, Location loc,
-             const char* op) {
+// x * factor in at least float32 (degrees, radians).
+Array scaled(const Array& x, double factor, const StreamOrDevice& s, Location loc) {
   Array f = ops::astype(x, at_least_float(x.dtype()), s, loc);
-  (void)op;
   return ops::multiply(f, factor, s, loc);
 }
 
@@ -184,11 +183,11 @@ Array imag(const Array& x, StreamOrDevice s, Location loc) {
 }
 
 Array degrees(const Array& x, StreamOrDevice s, Location loc) {
-  return scaled(x, 57.29577951308232, s, loc, "degrees");
+  return scaled(x, 57.29577951308232, s, loc);
 }
 
 Array radians(const Array& x, StreamOrDevice s, Location loc) {
-  return scaled(x, 0.017453292519943295, s, loc, "radians");
+  return scaled(x, 0.017453292519943295, s, loc);
 }
 
 Array round(const Array& x, int decimals, StreamOrDevice s, Location loc) {

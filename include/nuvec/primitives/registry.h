@@ -96,6 +96,7 @@
   X(NumberOf, other)              \
   X(Matmul, other)                \
   X(Arange, other)                \
+  X(RandomBits, other)            \
   X(Depends, other)
 
 namespace nuvec {

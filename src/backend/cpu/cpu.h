@@ -9,6 +9,7 @@
 #include "nuvec/primitives/elementwise.h"
 #include "nuvec/primitives/linalg.h"
 #include "nuvec/primitives/reduce.h"
+#include "nuvec/primitives/random.h"
 #include "nuvec/primitives/shape_ops.h"
 
 namespace nuvec::cpu {
@@ -35,6 +36,7 @@ void eval(const NumberOf& p, const Arrays& in, Arrays& out);
 void eval(const Matmul& p, const Arrays& in, Arrays& out);
 void eval(const Arange& p, const Arrays& in, Arrays& out);
 void eval(const Depends& p, const Arrays& in, Arrays& out);
+void eval(const RandomBits& p, const Arrays& in, Arrays& out);
 
 /// Typed pointer to the first element of an available CPU array.
 template <class T>

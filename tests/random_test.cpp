@@ -1,0 +1,235 @@
+// Random numbers: replay of tests/refs/random.ref (recorded from MLX by
+// tools/record_mlx_random.py), the per-thread key sequence, failed arrays on
+// bad arguments, and statistical sanity as a second line.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <thread>
+
+#include "nuvec/primitives/random.h"
+#include "ops/builder.h"
+#include "support/conformance.h"
+
+namespace nuvec {
+namespace {
+
+namespace cf = conformance;
+
+// A Python scalar param: "2" is an int, "2.5" a float.
+Operand py_scalar(const refs::Case& c, const std::string& k) {
+  const std::string& t = c.param(k);
+  if (t.find_first_of(".eEn") == std::string::npos) return Operand(c.param_int(k));
+  return Operand(c.param_double(k));
+}
+
+std::optional<Operand> opt_scalar(const refs::Case& c, const std::string& k) {
+  if (c.param(k) == "none") return std::nullopt;
+  return py_scalar(c, k);
+}
+
+DType dtype_of(const refs::Case& c) { return cf::dtype_from_name(c.param("dtype")); }
+
+std::vector<Array> build(const refs::Case& c) {
+  auto in = cf::make_inputs(c);
+  const std::string& op = c.op;
+  if (op == "key") return {random::key(std::stoull(c.param("seed")))};
+  if (op == "split") return {random::split(in.at(0), static_cast<int>(c.param_int("num")))};
+  if (op == "bits")
+    return {random::bits(c.param_ints("shape"), static_cast<int>(c.param_int("width")), in.at(0))};
+  if (op == "bits_batched")  // what vmap over keys builds: keys of shape (n, 2)
+    return {ops::detail::build1(
+        ops::detail::make<RandomBits>(c.param_ints("shape"), static_cast<int>(c.param_int("width"))),
+        {in.at(0)}, {}, "bits", NUVEC_LOC)};
+  if (op == "uniform")
+    return {random::uniform(py_scalar(c, "low"), py_scalar(c, "high"), c.param_ints("shape"),
+                            dtype_of(c), in.at(0))};
+  if (op == "uniform_arrays")
+    return {random::uniform(in.at(1), in.at(2), c.param_ints("shape"), float32, in.at(0))};
+  if (op == "normal")
+    return {random::normal(c.param_ints("shape"), dtype_of(c), opt_scalar(c, "loc"),
+                           opt_scalar(c, "scale"), in.at(0))};
+  if (op == "truncated_normal")
+    return {random::truncated_normal(py_scalar(c, "lower"), py_scalar(c, "upper"),
+                                     c.param_ints("shape"), dtype_of(c), in.at(0))};
+  if (op == "bernoulli")
+    return {random::bernoulli(py_scalar(c, "p"), c.param_ints("shape"), in.at(0))};
+  if (op == "bernoulli_array") return {random::bernoulli(in.at(1), in.at(0))};
+  if (op == "randint")
+    return {random::randint(py_scalar(c, "low"), py_scalar(c, "high"), c.param_ints("shape"),
+                            dtype_of(c), in.at(0))};
+  if (op == "gumbel") return {random::gumbel(c.param_ints("shape"), dtype_of(c), in.at(0))};
+  if (op == "laplace")
+    return {random::laplace(c.param_ints("shape"), dtype_of(c), c.param_double("loc"),
+                            c.param_double("scale"), in.at(0))};
+  if (op == "categorical") {
+    int axis = static_cast<int>(c.param_int("axis"));
+    if (c.param("num_samples") != "none")
+      return {random::categorical(in.at(1), axis, static_cast<int>(c.param_int("num_samples")),
+                                  in.at(0))};
+    if (c.param("shape") != "none")
+      return {random::categorical(in.at(1), axis, Shape(c.param_ints("shape")), in.at(0))};
+    return {random::categorical(in.at(1), axis, in.at(0))};
+  }
+  if (op == "sequence") {
+    random::seed(std::stoull(c.param("seed")));
+    Array a = random::uniform({4});
+    Array b = random::uniform({4});
+    Array n = random::normal({3});
+    return {a, b, n};
+  }
+  throw std::runtime_error("no op " + op);
+}
+
+// erfinv (normal, truncated_normal) and erf (truncated_normal bounds) are
+// correctly rounded in nuvec and approximations in MLX: a few ULP apart
+// (float64 normal is a float32 erfinv widened: ~4 float32 ULP). Near the
+// truncation bounds erfinv's slope magnifies erf's last bit. MLX's float32
+// log and log1p (gumbel, laplace) miss the correctly rounded value by 1 ULP
+// at times.
+cf::Tolerance tolerance(const refs::Case& c) {
+  if (c.op == "truncated_normal") return cf::Tolerance::ulps(32, 4, 1);
+  if (c.op == "normal" || c.op == "sequence") return cf::Tolerance::ulps(8, 0x7fffffff, 1);
+  if (c.op == "gumbel" || c.op == "laplace") return cf::Tolerance::ulps(1, 2, 1);
+  return cf::Tolerance::exact();
+}
+
+// MLX 0.32 samples one distribution with num_samples by inverse CDF
+// (count of cumsum(softmax(logits)) <= u) instead of Gumbel-max; nuvec has no
+// cumsum yet (docs/random.md).
+cf::ExpectedFailures single_distribution_samples() {
+  cf::ExpectedFailures x;
+  for (const char* d : {"float32", "float16"})
+    for (const char* s : {"0", "1", "42"})
+      x[std::string("categorical_") + d + "_4_a0_10_none_" + s] =
+          "MLX uses inverse-CDF sampling for a single distribution";
+  return x;
+}
+
+TEST(RandomConformance, MatchesMlx) {
+  cf::FileHooks hooks;
+  hooks.tolerance = tolerance;
+  hooks.xfail = single_distribution_samples();
+  cf::run_file("random.ref", build, hooks);
+}
+
+// Values read from MLX 0.32.4: mx.random.seed(5); mx.random.uniform(shape=[4])
+// twice (the "sequence_5" case of random.ref replays the same); here the
+// sequence itself: seeding again restarts it, a draw advances it.
+TEST(RandomSequence, SeedRestartsAndDrawsAdvance) {
+  random::seed(5);
+  auto a = random::uniform({4}).to_vector<float>();
+  auto b = random::uniform({4}).to_vector<float>();
+  EXPECT_NE(a, b);
+  random::seed(5);
+  EXPECT_EQ(random::uniform({4}).to_vector<float>(), a);
+  EXPECT_EQ(random::uniform({4}).to_vector<float>(), b);
+  // The first draw after seed(s) uses the second half of split(key(s)).
+  random::seed(5);
+  Array k = random::split_pair(random::key(5)).second;
+  EXPECT_EQ(random::uniform({4}).to_vector<float>(), random::uniform({4}, float32, k).to_vector<float>());
+}
+
+TEST(RandomSequence, ThreadsHaveTheirOwnSequence) {
+  random::seed(11);
+  auto first = random::uniform({3}).to_vector<float>();
+  std::vector<float> other_seeded, other_default_1, other_default_2;
+  std::thread t([&] {
+    random::seed(11);  // another thread's sequence, seeded alike, draws alike
+    other_seeded = random::uniform({3}).to_vector<float>();
+  });
+  t.join();
+  EXPECT_EQ(other_seeded, first);
+  // Reseeding a thread does not touch this one's sequence.
+  std::thread u([&] { random::seed(99); });
+  u.join();
+  auto second = random::uniform({3}).to_vector<float>();
+  random::seed(11);
+  random::uniform({3});
+  EXPECT_EQ(random::uniform({3}).to_vector<float>(), second);
+  // Unseeded threads start from the same process-wide default key (as MLX).
+  std::thread v([&] { other_default_1 = random::uniform({3}).to_vector<float>(); });
+  v.join();
+  std::thread w([&] { other_default_2 = random::uniform({3}).to_vector<float>(); });
+  w.join();
+  EXPECT_EQ(other_default_1, other_default_2);
+}
+
+void expect_fails(const Array& a, const char* op, ErrorKind kind) {
+  ASSERT_TRUE(a.is_failed());
+  try {
+    a.check();
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.op_name().value_or(""), op) << e.what();
+    EXPECT_EQ(e.kind(), kind) << e.what();
+    EXPECT_NE(std::string(e.file()).find("random_test.cpp"), std::string::npos) << e.what();
+  }
+}
+
+TEST(RandomErrors, BadArgumentsGiveFailedArrays) {
+  Array k = random::key(1);
+  expect_fails(random::bits({3}, 3, k), "bits", ErrorKind::invalid_argument);
+  expect_fails(random::bits({-1}, 4, k), "bits", ErrorKind::invalid_shape);
+  expect_fails(random::bits({3}, 4, array({1, 2})), "bits", ErrorKind::unsupported_dtype);
+  expect_fails(random::bits({3}, 4, random::split(k, 3)), "bits", ErrorKind::invalid_shape);
+  expect_fails(random::split(k, -1), "split", ErrorKind::invalid_argument);
+  expect_fails(random::uniform({3}, int32, k), "uniform", ErrorKind::unsupported_dtype);
+  expect_fails(random::uniform({3}, float64, k), "uniform", ErrorKind::unsupported_dtype);
+  expect_fails(random::uniform(array({0.0, 1.0}), 1.0, {3}, float32, k), "uniform",
+               ErrorKind::shape_mismatch);
+  expect_fails(random::normal({2}, int32, std::nullopt, std::nullopt, k), "normal",
+               ErrorKind::unsupported_dtype);
+  expect_fails(random::randint(0, 5, {3}, float32, k), "randint", ErrorKind::unsupported_dtype);
+  expect_fails(random::bernoulli(1, {3}, k), "bernoulli", ErrorKind::unsupported_dtype);
+  expect_fails(random::bernoulli(array({0.5, 0.5}), {3}, k), "bernoulli",
+               ErrorKind::shape_mismatch);
+  expect_fails(random::categorical(array({1.0, 2.0}), 1, k), "categorical",
+               ErrorKind::invalid_axis);
+  expect_fails(random::gumbel({2}, int32, k), "uniform", ErrorKind::unsupported_dtype);
+  expect_fails(random::laplace({2}, int8, 0.0, 1.0, k), "laplace", ErrorKind::unsupported_dtype);
+  // A failed key propagates unchanged.
+  Array bad = random::split(k, -1);
+  EXPECT_TRUE(random::uniform({2}, float32, bad).is_failed());
+}
+
+// Statistical sanity (a second line; the MLX values above are the main check).
+TEST(RandomStatistics, UniformAndNormalMoments) {
+  const int n = 1000000;
+  Array u = random::uniform({n}, float32, random::key(3));
+  double m = u.mean().item<float>(), v = u.var().item<float>();
+  EXPECT_NEAR(m, 0.5, 5 * std::sqrt(1.0 / 12 / n));
+  EXPECT_NEAR(v, 1.0 / 12, 0.002);
+  EXPECT_LT(u.max().item<float>(), 1.0f);
+  EXPECT_GE(u.min().item<float>(), 0.0f);
+  Array z = random::normal({n}, float32, std::nullopt, std::nullopt, random::key(4));
+  EXPECT_NEAR(z.mean().item<float>(), 0.0, 5 / std::sqrt(double(n)));
+  EXPECT_NEAR(z.var().item<float>(), 1.0, 0.01);
+}
+
+TEST(RandomStatistics, CategoricalChiSquare) {
+  // p = softmax(logits) over 5 classes; 10^5 draws (one per row of logits).
+  const int n = 100000;
+  std::vector<double> p{0.1, 0.2, 0.3, 0.15, 0.25};
+  std::vector<float> logits;
+  for (int i = 0; i < n; ++i)
+    for (double q : p) logits.push_back(static_cast<float>(std::log(q)));
+  auto idx = random::categorical(array<float>(logits, {n, 5}), -1, random::key(8))
+                 .to_vector<uint32_t>();
+  std::vector<double> count(5, 0);
+  for (uint32_t i : idx) count.at(i) += 1;
+  double chi2 = 0;
+  for (int c = 0; c < 5; ++c) chi2 += std::pow(count[c] - n * p[c], 2) / (n * p[c]);
+  EXPECT_LT(chi2, 18.47);  // the 0.999 quantile of chi-square with 4 degrees
+}
+
+TEST(RandomStatistics, BernoulliAndRandintRanges) {
+  auto b = random::bernoulli(0.3, {100000}, random::key(2)).astype(float32).mean().item<float>();
+  EXPECT_NEAR(b, 0.3, 0.01);
+  Array r = random::randint(-3, 7, {100000}, int32, random::key(5));
+  EXPECT_EQ(r.min().item<int32_t>(), -3);
+  EXPECT_EQ(r.max().item<int32_t>(), 6);
+}
+
+}  // namespace
+}  // namespace nuvec
