@@ -51,5 +51,11 @@ int main() {
   std::cout << "int32 * 2.5 = " << (array({1, 2}) * 2.5) << "\n";
   std::cout << "int32 // -2 (Python's rule) = " << ops::floor_divide(array({7, -7}), -2) << "\n";
   std::cout << "float16 exp: " << ops::exp(array({0.5, 1.0}).astype(float16)) << "\n";
+
+  // Random numbers, bit for bit as MLX: explicit keys or the thread's sequence.
+  Array k = random::key(0);
+  std::cout << "\nuniform(key(0), 3) = " << random::uniform({3}, float32, k) << "\n";
+  random::seed(42);
+  std::cout << "after seed(42), normal((2, 2)) = " << random::normal({2, 2}) << "\n";
   return 0;
 }
