@@ -20,6 +20,7 @@ namespace nuvec {
 struct ArrayDesc;
 class Array;
 class Operand;
+class Index;
 
 /// A lazily evaluated n-dimensional array. Copying an Array copies the handle
 /// (both refer to the same values). Operations never throw: an invalid call
@@ -121,6 +122,20 @@ class Array {
   Array clip(std::optional<Operand> a_min, std::optional<Operand> a_max,
              Location loc = NUVEC_LOC) const;
 
+  /// Indexing as MLX's x[...]: integers (negative from the end), slices
+  /// (`slice(1, 4, 2)`, `slice()` for `:`), `newaxis`, `ellipsis` and integer
+  /// index arrays (NumPy's advanced indexing). Basic indexing gives a view;
+  /// index arrays gather. The location is the caller's (taken by the first
+  /// index's conversion).
+  Array i(const Index& a) const;
+  Array i(const Index& a, const Index& b) const;
+  Array i(const Index& a, const Index& b, const Index& c) const;
+  Array i(const Index& a, const Index& b, const Index& c, const Index& d) const;
+  Array i(const Index& a, const Index& b, const Index& c, const Index& d,
+          const Index& e) const;
+  Array i(const Index& a, const Index& b, const Index& c, const Index& d,
+          const Index& e, const Index& f) const;
+
  private:
   std::shared_ptr<ArrayDesc> desc_;
 };
@@ -155,6 +170,49 @@ class Operand {
  private:
   std::optional<Array> array_;
   std::optional<Scalar> scalar_;
+};
+
+/// A slice with Python's meaning: start and stop may be absent (the ends, in
+/// the step's direction), the step may be negative. `slice()` is `:`,
+/// `slice({}, {}, -1)` is `::-1`, `slice(4, 0, -1)` is positions 4, 3, 2, 1.
+struct IndexSlice {
+  std::optional<int> start, stop;
+  int step = 1;
+};
+inline IndexSlice slice(std::optional<int> start = {}, std::optional<int> stop = {},
+                   int step = 1) {
+  return IndexSlice{start, stop, step};
+}
+/// A new axis of size 1 in an index (NumPy's None).
+struct NewAxis {};
+inline constexpr NewAxis newaxis{};
+/// As many full slices as the other entries leave axes (NumPy's ...).
+struct Ellipsis {};
+inline constexpr Ellipsis ellipsis{};
+
+/// One entry of an index: an integer, a slice, newaxis, ellipsis or an
+/// integer array. Converting to it records the caller's location.
+class Index {
+ public:
+  enum class Kind { integer, slice, newaxis, ellipsis, array };
+  Index(int i, Location loc = NUVEC_LOC) : kind_(Kind::integer), int_(i), loc_(loc) {}
+  Index(IndexSlice s, Location loc = NUVEC_LOC) : kind_(Kind::slice), slice_(s), loc_(loc) {}
+  Index(NewAxis, Location loc = NUVEC_LOC) : kind_(Kind::newaxis), loc_(loc) {}
+  Index(Ellipsis, Location loc = NUVEC_LOC) : kind_(Kind::ellipsis), loc_(loc) {}
+  Index(const Array& a, Location loc = NUVEC_LOC)
+      : kind_(Kind::array), array_(a), loc_(loc) {}
+  Kind kind() const { return kind_; }
+  int integer() const { return int_; }
+  const IndexSlice& slice() const { return slice_; }
+  const Array& array() const { return *array_; }
+  Location loc() const { return loc_; }
+
+ private:
+  Kind kind_;
+  int int_ = 0;
+  IndexSlice slice_;
+  std::optional<Array> array_;
+  Location loc_;
 };
 
 }  // namespace nuvec

@@ -96,6 +96,7 @@
   X(NumberOf, other)              \
   X(Matmul, other)                \
   X(Arange, other)                \
+  X(Take, other)                  \
   X(RandomBits, other)            \
   X(Depends, other)
 

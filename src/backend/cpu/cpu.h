@@ -7,6 +7,7 @@
 
 #include "nuvec/core/graph.h"
 #include "nuvec/primitives/elementwise.h"
+#include "nuvec/primitives/indexing.h"
 #include "nuvec/primitives/linalg.h"
 #include "nuvec/primitives/reduce.h"
 #include "nuvec/primitives/random.h"
@@ -35,6 +36,7 @@ void eval(const ArgReduce& p, const Arrays& in, Arrays& out);
 void eval(const NumberOf& p, const Arrays& in, Arrays& out);
 void eval(const Matmul& p, const Arrays& in, Arrays& out);
 void eval(const Arange& p, const Arrays& in, Arrays& out);
+void eval(const Take& p, const Arrays& in, Arrays& out);
 void eval(const Depends& p, const Arrays& in, Arrays& out);
 void eval(const RandomBits& p, const Arrays& in, Arrays& out);
 
