@@ -93,6 +93,30 @@ def main():
         f.case("index_err_%d" % n, "index", [x], lambda v, p, e=expr: apply(v[0], e),
                {"expr": expr})
         n += 1
+    # Functional updates: x.at[expr].<op>(update), update as an `in` array.
+    at_exprs = ["0", "[0,0,2]", "1:,::2", "[1,1],:,[0,4]", "...,[3,3,3]", "-1,[0,2]",
+                "None,0", "[[0],[2]],[1,1]"]
+    xf = mx.arange(60, dtype=mx.float32).reshape(3, 4, 5) * 0.5
+    for dtype_name, x in [("int32", x3), ("float32", xf)]:
+        for expr in at_exprs:
+            sel_shape = apply(x, expr).shape
+            upd = (mx.arange(max(1, int(mx.array(sel_shape).prod().item()) if sel_shape else 1))
+                   .astype(x.dtype) + 2)
+            upd = upd[: (int(mx.array(sel_shape).prod().item()) if sel_shape else 1)].reshape(sel_shape)
+            for op in ["add", "subtract", "multiply", "divide", "maximum", "minimum"]:
+                def fn(v, p, e=expr, o=op):
+                    idx = tuple(to_index(t) for t in mx_index(e))
+                    return getattr(v[0].at[idx], o)(v[1])
+                f.case("at_%s_%s_%d" % (op, dtype_name, n), "at", [x, upd], fn,
+                       {"expr": expr, "update": op})
+            n += 1
+    for axis, idx in [(0, [[1, 0, 2, 2, 0]]), (1, [[0], [3], [3]]), (-1, [[[4, 0]], [[1, 1]], [[2, 3]]])]:
+        ia = mx.array(idx)
+        vals = mx.arange(ia.size, dtype=mx.int32).reshape(ia.shape) + 100
+        x2 = x3[:, :, 0] if axis != -1 else x3
+        f.case("put_along_axis_%d" % n, "put_along_axis", [x2, ia, vals],
+               lambda v, p, a=axis: mx.put_along_axis(v[0], v[1], v[2], axis=a), {"axis": axis})
+        n += 1
     f.write()
 
 

@@ -22,4 +22,20 @@ Expected<std::vector<OutputSpec>> Take::output_specs(const std::vector<Array>& i
   return std::vector<OutputSpec>{s};
 }
 
+Expected<std::vector<OutputSpec>> Scatter::output_specs(
+    const std::vector<Array>& inputs) const {
+  const Array& x = inputs.at(0);
+  const Array& pos = inputs.at(1);
+  const Array& upd = inputs.at(2);
+  if (x.ndim() != 1 || !is_integer(pos.dtype()) || upd.shape() != pos.shape() ||
+      upd.dtype() != x.dtype())
+    return op_error(ErrorKind::internal, "scatter expects (flat x, integer positions, updates)");
+  if (x.size() == 0 && pos.size() > 0)
+    return op_error(ErrorKind::out_of_range, "cannot update an empty array");
+  OutputSpec s;
+  s.shape = x.shape();
+  s.dtype = x.dtype();
+  return std::vector<OutputSpec>{s};
+}
+
 }  // namespace nuvec

@@ -21,6 +21,7 @@ struct ArrayDesc;
 class Array;
 class Operand;
 class Index;
+class At;
 
 /// A lazily evaluated n-dimensional array. Copying an Array copies the handle
 /// (both refer to the same values). Operations never throw: an invalid call
@@ -135,6 +136,12 @@ class Array {
           const Index& e) const;
   Array i(const Index& a, const Index& b, const Index& c, const Index& d,
           const Index& e, const Index& f) const;
+  /// A pending functional update of the elements x.i(...) selects:
+  /// `x.at(idx).add(v)` returns a new array (x is unchanged).
+  At at(const Index& a) const;
+  At at(const Index& a, const Index& b) const;
+  At at(const Index& a, const Index& b, const Index& c) const;
+  At at(const Index& a, const Index& b, const Index& c, const Index& d) const;
 
  private:
   std::shared_ptr<ArrayDesc> desc_;
@@ -213,6 +220,28 @@ class Index {
   IndexSlice slice_;
   std::optional<Array> array_;
   Location loc_;
+};
+
+/// A pending functional update made by Array::at. Updates are converted to
+/// the array's dtype and broadcast to the selection's shape; repeated indices
+/// accumulate (add, multiply, ...) in index order, deterministically; for
+/// set, the last write wins.
+class At {
+ public:
+  At(Array x, std::vector<Index> index) : x_(std::move(x)), index_(std::move(index)) {}
+  Array set(const Operand& v) const;
+  Array add(const Operand& v) const;
+  Array subtract(const Operand& v) const;
+  Array multiply(const Operand& v) const;
+  /// Multiplies by the reciprocal converted to the dtype (MLX's rule, so an
+  /// integer array divided by 2 becomes 0 there).
+  Array divide(const Operand& v) const;
+  Array maximum(const Operand& v) const;
+  Array minimum(const Operand& v) const;
+
+ private:
+  Array x_;
+  std::vector<Index> index_;
 };
 
 }  // namespace nuvec

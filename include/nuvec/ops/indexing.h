@@ -21,6 +21,14 @@ Array take(const Array& x, const Array& indices, StreamOrDevice s = {},
 /// indices has x's rank and broadcasts with x on the other axes.
 Array take_along_axis(const Array& x, const Array& indices, int axis,
                       StreamOrDevice s = {}, Location loc = NUVEC_LOC);
+/// A copy of x with values written at `indices` along `axis` (indices as in
+/// take_along_axis; values broadcast to the indices' shape).
+Array put_along_axis(const Array& x, const Array& indices, const Operand& values,
+                     int axis, StreamOrDevice s = {}, Location loc = NUVEC_LOC);
+/// As put_along_axis, adding (repeated indices accumulate in order).
+Array scatter_add_along_axis(const Array& x, const Array& indices,
+                             const Operand& values, int axis,
+                             StreamOrDevice s = {}, Location loc = NUVEC_LOC);
 /// x[index...] (Array::i).
 Array index(const Array& x, const std::vector<Index>& index,
             StreamOrDevice s = {});

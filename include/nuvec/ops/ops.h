@@ -4,6 +4,8 @@
 #include "nuvec/ops/creation.h"
 #include "nuvec/ops/elementwise.h"
 #include "nuvec/ops/indexing.h"
+#include "nuvec/ops/join.h"
 #include "nuvec/ops/linalg.h"
 #include "nuvec/ops/reduce.h"
 #include "nuvec/ops/shape.h"
+#include "nuvec/ops/sort.h"

@@ -97,8 +97,15 @@
   X(Matmul, other)                \
   X(Arange, other)                \
   X(Take, other)                  \
+  X(Scatter, other)               \
   X(RandomBits, other)            \
-  X(Depends, other)
+  X(Depends, other)               \
+  X(Sort, other)                  \
+  X(ArgSort, other)               \
+  X(Partition, other)             \
+  X(ArgPartition, other)          \
+  X(Scan, other)                  \
+  X(Concatenate, other)
 
 namespace nuvec {
 

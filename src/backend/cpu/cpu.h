@@ -9,9 +9,10 @@
 #include "nuvec/primitives/elementwise.h"
 #include "nuvec/primitives/indexing.h"
 #include "nuvec/primitives/linalg.h"
-#include "nuvec/primitives/reduce.h"
 #include "nuvec/primitives/random.h"
+#include "nuvec/primitives/reduce.h"
 #include "nuvec/primitives/shape_ops.h"
+#include "nuvec/primitives/sort.h"
 
 namespace nuvec::cpu {
 
@@ -37,8 +38,13 @@ void eval(const NumberOf& p, const Arrays& in, Arrays& out);
 void eval(const Matmul& p, const Arrays& in, Arrays& out);
 void eval(const Arange& p, const Arrays& in, Arrays& out);
 void eval(const Take& p, const Arrays& in, Arrays& out);
-void eval(const Depends& p, const Arrays& in, Arrays& out);
+void eval(const Scatter& p, const Arrays& in, Arrays& out);
 void eval(const RandomBits& p, const Arrays& in, Arrays& out);
+void eval(const Depends& p, const Arrays& in, Arrays& out);
+template <PrimitiveId Id>
+void eval(const SortPrimitive<Id>& p, const Arrays& in, Arrays& out);
+void eval(const Scan& p, const Arrays& in, Arrays& out);
+void eval(const Concatenate& p, const Arrays& in, Arrays& out);
 
 /// Typed pointer to the first element of an available CPU array.
 template <class T>
