@@ -71,6 +71,9 @@ std::vector<Array> build(const refs::Case& c) {
       return {random::categorical(in.at(1), axis, Shape(c.param_ints("shape")), in.at(0))};
     return {random::categorical(in.at(1), axis, in.at(0))};
   }
+  if (op == "permutation") return {random::permutation(static_cast<int>(c.param_int("n")), in.at(0))};
+  if (op == "permutation_x")
+    return {random::permutation(in.at(1), static_cast<int>(c.param_int("axis")), in.at(0))};
   if (op == "sequence") {
     random::seed(std::stoull(c.param("seed")));
     Array a = random::uniform({4});
@@ -94,22 +97,9 @@ cf::Tolerance tolerance(const refs::Case& c) {
   return cf::Tolerance::exact();
 }
 
-// MLX 0.32 samples one distribution with num_samples by inverse CDF
-// (count of cumsum(softmax(logits)) <= u) instead of Gumbel-max; nuvec has no
-// cumsum yet (docs/random.md).
-cf::ExpectedFailures single_distribution_samples() {
-  cf::ExpectedFailures x;
-  for (const char* d : {"float32", "float16"})
-    for (const char* s : {"0", "1", "42"})
-      x[std::string("categorical_") + d + "_4_a0_10_none_" + s] =
-          "MLX uses inverse-CDF sampling for a single distribution";
-  return x;
-}
-
 TEST(RandomConformance, MatchesMlx) {
   cf::FileHooks hooks;
   hooks.tolerance = tolerance;
-  hooks.xfail = single_distribution_samples();
   cf::run_file("random.ref", build, hooks);
 }
 

@@ -235,6 +235,17 @@ def gen(exe):
                         "categorical", [key_of(s), lg], cat,
                         {"axis": axis, "num_samples": ns, "shape": shp})
 
+    # permutation of a size, and of an array along an axis.
+    for s in (0, 3, 11):
+        for n in (0, 1, 5, 10, 33):
+            rf.case("permutation_n%d_%d" % (n, s), "permutation", [key_of(s)],
+                    lambda xs, p: mx.random.permutation(p["n"], key=xs[0]), {"n": n})
+        x = mx.arange(24, dtype=mx.float32).reshape(2, 3, 4)
+        for axis in (0, 1, -1):
+            rf.case("permutation_x_a%d_%d" % (axis, s), "permutation_x", [key_of(s), x],
+                    lambda xs, p: mx.random.permutation(xs[1], axis=p["axis"], key=xs[0]),
+                    {"axis": axis})
+
     # The thread's key sequence: seed, then two draws.
     def seq(xs, p):
         mx.random.seed(p["seed"])

@@ -120,4 +120,12 @@ Array laplace(const Shape& shape, DType dtype = float32, double mean = 0.0,
               double scale = 1.0, const Key& key = std::nullopt,
               StreamOrDevice s = {}, Location loc = NUVEC_LOC);
 
+/// A random order of 0..n-1 (uint32): the stable argsort of n random words,
+/// as MLX.
+Array permutation(int n, const Key& key = std::nullopt, StreamOrDevice s = {},
+                  Location loc = NUVEC_LOC);
+/// `x` shuffled along `axis` (one random order for the whole axis).
+Array permutation(const Array& x, int axis = 0, const Key& key = std::nullopt,
+                  StreamOrDevice s = {}, Location loc = NUVEC_LOC);
+
 }  // namespace nuvec::random

@@ -22,6 +22,22 @@ Array categorical_impl(const Array& logits, int axis, const Shape& shape, const 
   return ops::argmax(ops::add(g, logits, s, loc), at, false, s, loc);
 }
 
+// One distribution (every other axis of size 1) with num_samples, as MLX
+// 0.32: the number of entries of cumsum(softmax(logits)) at or below each
+// uniform draw (clamped to the last category if rounding leaves the total
+// below the draw).
+Array inverse_cdf(const Array& logits, int axis, const Shape& shape, const Key& key,
+                  const StreamOrDevice& s, Location loc) {
+  int n = logits.shape(axis);
+  int samples = shape.back();
+  Array cdf = ops::cumsum(ops::reshape(ops::softmax(logits, {axis}, s, loc), {1, n}, s, loc), 1,
+                          {}, s, loc);
+  Array u = ops::reshape(uniform({samples}, float32, key, s, loc), {samples, 1}, s, loc);
+  Array count = ops::sum(ops::less_equal(cdf, u, s, loc), {1}, false, s, loc);
+  return ops::reshape(ops::astype(ops::minimum(count, n - 1, s, loc), uint32, s, loc), shape, s,
+                      loc);
+}
+
 std::optional<int> valid_axis(const Array& logits, int axis) {
   return ops::detail::normalize_axis(axis, logits.ndim());
 }
@@ -57,6 +73,8 @@ Array categorical(const Array& logits, int axis, int num_samples, const Key& key
   Shape shape = l.shape();
   shape.erase(shape.begin() + *ax);
   shape.back() = num_samples;
+  if (logits.size() == logits.shape(*ax) && logits.size() > 0)
+    return inverse_cdf(logits, *ax, shape, key, s, loc);
   return categorical_impl(l, *ax, shape, key, s, loc);
 }
 
