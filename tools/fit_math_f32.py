@@ -3,9 +3,15 @@
 
 Run: python3 tools/fit_math_f32.py   (needs mpmath). Prints C++ hex-float
 coefficient lists (highest degree first, for Horner) and the max relative
-error of each fit, measured at high precision. The header's kernels evaluate
-these in double precision, so fits target ~2^-40 relative error.
+error of each fit, measured at high precision. The double kernels target ~2^-40
+relative error; the float32 kernels (exp, log, log2, log10, erf, sin/cos
+helpers) use fit_float: weighted least squares on Chebyshev nodes with the
+coefficients rounded to float one at a time (lowest power first, the rest
+refitted), which keeps the rounded polynomial close to the best one.
+Run with --float to print only those.
 """
+import struct
+import sys
 import mpmath as mp
 
 mp.mp.prec = 400
@@ -33,6 +39,81 @@ def fit(name, f, a, b, deg, rel=True):
     return cd
 
 
+def f32(v):
+    return mp.mpf(struct.unpack("f", struct.pack("f", float(v)))[0])
+
+
+def hexf(v):
+    m = float(v).hex()  # 0x1.xxxxxx00000p+e -> 0x1.xxxxxxp+e
+    mant, exp = m.split("p")
+    mant = mant.rstrip("0").rstrip(".") if "." in mant else mant
+    return f"{mant}p{exp}f"
+
+
+def fit_float(name, g, a, b, powers, w=lambda t: 1, n=300):
+    """Minimizes max |w(t) (p(t) - g(t))| approximately; float coefficients."""
+    a, b = mp.mpf(a), mp.mpf(b)
+    nodes = [(a + b) / 2 + (b - a) / 2 * mp.cos(mp.pi * (i + 0.5) / n)
+             for i in range(n)]
+    fixed = {}
+    free = list(powers)
+    while free:
+        A = mp.matrix(n, len(free))
+        y = mp.matrix(n, 1)
+        for i, t in enumerate(nodes):
+            wt = w(t)
+            for j, p in enumerate(free):
+                A[i, j] = wt * t ** p
+            y[i] = wt * (g(t) - sum(c * t ** p for p, c in fixed.items()))
+        x, _ = mp.qr_solve(A, y)
+        fixed[free[0]] = f32(x[0])
+        free = free[1:]
+    worst = mp.mpf(0)
+    for i in range(2001):
+        t = a + (b - a) * i / 2000
+        if t == 0:
+            continue
+        p = sum(c * t ** k for k, c in fixed.items())
+        worst = max(worst, abs(w(t) * (p - g(t))))
+    print(f"// {name}: powers {min(powers)}..{max(powers)} on "
+          f"[{float(a):.4g}, {float(b):.4g}], max weighted err "
+          f"2^{float(mp.log(worst, 2)):.1f}")
+    print("  " + ", ".join(hexf(fixed[p]) for p in sorted(fixed, reverse=True)))
+
+
+def float_fits():
+    mp.mp.prec = 120
+    ln2h = mp.log(2) / 2 * mp.mpf("1.0001")
+    fit_float("exp: e^r = 1 + r + r^2 q(r)",
+              lambda r: (mp.exp(r) - 1 - r) / r ** 2 if r else mp.mpf(0.5),
+              -ln2h, ln2h, range(6), w=lambda r: r * r)
+    lo, hi = mp.sqrt(0.5) - 1, mp.sqrt(2) - 1
+    fit_float("log: ln(1+f) = f + f^2 Q(f)",
+              lambda f: (mp.log1p(f) - f) / f ** 2 if f else mp.mpf(-0.5),
+              lo, hi, range(9),
+              w=lambda f: f * f / abs(mp.log1p(f)) if f else 0)
+    for nm, k in (("log2", 1 / mp.log(2)), ("log10", 1 / mp.log(10))):
+        c = f32(k) + f32(k - f32(k))  # the header's two-float constant
+        fit_float(f"{nm}: {nm}(1+f) = f C + f^2 Q(f)",
+                  lambda f, c=c, k=k: (mp.log1p(f) * k - f * c) / f ** 2
+                  if f else -c / 2, lo, hi, range(9),
+                  w=lambda f, k=k: f * f / abs(mp.log1p(f) * k) if f else 0)
+    fit_float("erf: erf(a) = a + a Q(a^2), a < 1",
+              lambda s: mp.erf(mp.sqrt(s)) / mp.sqrt(s) - 1 if s
+              else 2 / mp.sqrt(mp.pi) - 1, 0, 1, range(7))
+    hh = lambda x: mp.erfc(x) * mp.exp(x * x)
+    fit_float("erf: h(a) = erfc(a) e^(a^2) in a - 2.5, a in [1, 4]",
+              lambda t: hh(t + 2.5), -1.5, 1.5, range(12),
+              w=lambda t: 1 / hh(t + 2.5))
+    fit_float("sin_f: sin(r) = r + r^3 S(r^2), |r| <= 0.8",
+              lambda s: (mp.sin(mp.sqrt(s)) - mp.sqrt(s)) / mp.sqrt(s) ** 3
+              if s else mp.mpf(-1) / 6, 0, 0.64, range(4), w=lambda s: s)
+    fit_float("cos_f: cos(r) = 1 - r^2/2 + r^4 C(r^2), |r| <= 0.8",
+              lambda s: (mp.cos(mp.sqrt(s)) - 1 + s / 2) / s ** 2
+              if s else mp.mpf(1) / 24, 0, 0.64, range(4),
+              w=lambda s: s * s / mp.cos(mp.sqrt(s)))
+
+
 def atan_over_t(s):  # s = t^2
     if s == 0:
         return mp.mpf(1)
@@ -53,6 +134,9 @@ def erfc_scaled(t, c):  # h(x) = erfc(x) exp(x^2), x = t + c
 
 
 if __name__ == "__main__":
+    if "--float" in sys.argv:
+        float_fits()
+        sys.exit(0)
     tan8 = mp.tan(mp.pi / 8)
     fit("atan(t)/t in s=t^2", atan_over_t, 0, tan8 ** 2 * 1.001, 8)
     fit("erf(x)/x in s=x^2", erf_over_x, 0, 1, 9)

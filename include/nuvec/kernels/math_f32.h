@@ -2,32 +2,43 @@
 // cos, tan, asin, acos, atan, atan2, sinh, cosh, tanh, asinh, acosh, atanh,
 // erf, erfinv, sigmoid, pow.
 //
-// Design: every function widens to double, evaluates a double kernel whose
-// relative error is about 2^-40 or better, and rounds once to float. So the
-// results are within 0.5 ULP plus a tiny fraction (correctly rounded except at
-// rare near-ties), subnormal results are rounded correctly, and no compensated
-// float tricks are needed (sigmoid and tanh included). Only + - * /, sqrt,
-// fma (in the sin/cos reduction), rint, comparisons, bitwise selects and bit
-// casts are used: no libm, no tables in memory. Results are bit-identical
-// across g++ 12 / clang 14, -O0..-O3, AVX2 and AVX-512 (-ffp-contract=off).
+// Design, two kinds of kernel:
+// - float32 kernels for the hot functions exp, exp2, expm1, log, log2, log10,
+//   log1p, tanh, sigmoid, erf: float polynomials (fitted by
+//   tools/fit_math_f32.py, float coefficients), Cody-Waite reduction with an
+//   exact first step, explicit fma, and float pairs (hi + lo) where a final
+//   rounding would otherwise be amplified: exp's reduced argument, the
+//   e ln2 + ln(1 + f) sums, and e^-|x| in tanh and sigmoid, which end in a
+//   compensated division (detail::div_pair). Subnormal results are rounded
+//   once (exp's scale 2^n is applied as two exact factors), never flushed.
+// - every other function widens to double, evaluates a double kernel whose
+//   relative error is about 2^-40 or better, and rounds once to float
+//   (correctly rounded except at rare near-ties).
+// Only + - * /, sqrt, fma, rint, comparisons, bitwise selects and bit casts
+// are used: no libm, no tables in memory. Results are bit-identical across
+// g++ 12 / clang 14, -O0..-O3, AVX2 and AVX-512 (-ffp-contract=off).
 // Selects are bitwise blends of values both computed: g++ turns `?:` into
 // branches, and does not vectorize floor/trunc here (rint is used instead).
 // All 24 functions auto-vectorize in a plain loop with g++ -O3 and clang -O3,
 // -march=native (AVX-512) and -mavx2 -mfma.
 //
-// Stated bound (asserted by tests/math_f32_test.cpp): max error <= 1 ULP for
-// every function over all float inputs (pow, atan2: over sampled pairs).
+// Stated bounds (asserted by tests/math_f32_test.cpp, over all float inputs;
+// pow, atan2: over sampled pairs): float32 kernels <= 1.5 ULP, double-based
+// ones <= 1 ULP.
 // Measured over all 2^32 inputs (odd functions: the 2^31 non-negative ones;
 // their symmetry is exact and tested) by tools/exhaustive_math_f32.cpp against
 // glibc's double result (erfinv: double Newton refinement on glibc erf/erfc):
-//   max ULP 0.5000 (all results within half an ULP of the double reference):
-//     exp exp2 expm1 log log2 log10 log1p asin acos atan sinh cosh tanh
-//     asinh acosh atanh erf erfinv sigmoid
+//   float32 kernels, max ULP:
+//     exp 0.844, exp2 0.820, expm1 1.047, log 0.887, log2 0.986,
+//     log10 0.851, log1p 0.977, tanh 0.767, sigmoid 0.824, erf 0.991
+//     (0.03-0.7% of results differ from the correctly rounded float).
+//   double-based, max ULP 0.5000 (all results within half an ULP of the
+//   double reference): asin acos atan sinh cosh asinh acosh atanh erfinv;
 //   sin 0.5028, cos 0.5024, tan 0.5047 (worst just below 2^52, where the
 //     Cody-Waite reduction is least precise).
 //   Results differing from the rounded double reference (near-ties): 0-2 for
-//   exp..log1p, sinh, cosh, tanh, asinh, acosh, atanh; 29-33 for asin, acos,
-//   atan; 202-352 for sin, cos, tan; ~240 for erf, erfinv.
+//   sinh, cosh, asinh, acosh, atanh; 29-33 for asin, acos, atan; 202-352 for
+//   sin, cos, tan; ~240 for erfinv.
 //   pow, atan2 (sampled in the tests): max 0.5000 ULP.
 //
 // Special values follow C99 Annex F: NaN in -> NaN out, signed zeros kept
@@ -321,37 +332,197 @@ NUVEC_KERNEL_INLINE double log2_abs(float x) {
   return sel(ok, l, spec);
 }
 
+
+// ---- float32 kernels (the hot functions) ----------------------------------
+// Horner's rule in float with explicit fma (one rounding per step).
+NUVEC_KERNEL_INLINE float hornerf(float, float c) { return c; }
+template <class... Cs>
+NUVEC_KERNEL_INLINE float hornerf(float x, float a, float b, Cs... cs) {
+  return hornerf(x, __builtin_fmaf(a, x, b), cs...);
+}
+
+// 2^i as a float for -126 <= i <= 127 (any i gives some finite or inf value).
+NUVEC_KERNEL_INLINE float pow2f(i32 i) {
+  return bit_cast<float>(u32(i + 127) << 23);
+}
+
+// Cody-Waite reduction of e^x for |x| <= 160: e^x ~ 2^n (1 + r + lo), with
+// |r| <= 0.3467 and lo = e^r - 1 - r plus the rounding error of r, so that
+// 1 + r + lo has a relative error below 2^-31. NaN x gives NaN r and lo.
+NUVEC_KERNEL_INLINE void exp_core(float x, i32* n, float* r, float* lo) {
+  // Rounds x log2(e) to an integer in the low mantissa bits of 1.5 2^23.
+  float k = __builtin_fmaf(x, 0x1.715476p+0f, 0x1.8p23f);
+  float nf = k - 0x1.8p23f;
+  *n = i32(bit_cast<u32>(k) - 0x4b400000u);
+  float r1 = __builtin_fmaf(-nf, 0x1.62e430p-1f, x);  // exact
+  float c = nf * 0x1.05c610p-29f;                      // -n (ln2 - above)
+  float rr = r1 + c;
+  float rerr = (r1 - rr) + c;  // Fast2Sum (|c| < 2^-21: exact enough)
+  float q = hornerf(rr, 0x1.a27408p-13f, 0x1.6d514ep-10f, 0x1.110feep-7f,
+                    0x1.5554e4p-5f, 0x1.555556p-3f, 0x1.0p-1f);
+  *r = rr;
+  *lo = __builtin_fmaf(rr * rr, q, rerr);
+}
+
+// s (1 + r + l) as a float pair hi + lo, hi the rounded sum (s a power of
+// two, |l| <= |r| / 4 or both tiny as from exp_core).
+NUVEC_KERNEL_INLINE void exp_join(float s, float r, float l, float* hi,
+                                  float* lo) {
+  float t = r + l;
+  float tl = (r - t) + l;  // Fast2Sum
+  float h = __builtin_fmaf(s, t, s);
+  *hi = h;
+  *lo = __builtin_fmaf(s, tl, __builtin_fmaf(s, t, s - h));  // s - h exact
+}
+
+// e^x as a float pair hi + lo (relative error < 2^-30) for -120 <= x <= 88
+// (results are normal floats there).
+NUVEC_KERNEL_INLINE void exp_pair(float x, float* hi, float* lo) {
+  i32 n;
+  float r, l;
+  exp_core(x, &n, &r, &l);
+  float s = pow2f(n >> 1) * pow2f(n - (n >> 1));
+  exp_join(s, r, l, hi, lo);
+}
+
+// Splits a finite float x > 0 as 2^e (1 + f), 1 + f in [sqrt(1/2), sqrt(2))
+// (f exact), subnormals included.
+NUVEC_KERNEL_INLINE void log_reduce(float x, float* e, float* f) {
+  bool sub = x < 0x1.0p-126f;
+  float xs = self(sub, x * 0x1.0p23f, x);
+  u32 b = bit_cast<u32>(xs);
+  i32 ei = i32(b - 0x3f3504f3u) >> 23;  // sqrt(1/2) = 0x3f3504f3
+  float m = bit_cast<float>(b - (u32(ei) << 23));
+  *f = m - 1.0f;
+  *e = float(ei) - self(sub, 23.0f, 0.0f);
+}
+
+// ln(1 + f) - f for f in [sqrt(1/2) - 1, sqrt(2) - 1], relative 2^-27.7.
+NUVEC_KERNEL_INLINE float log1p_tail(float f) {
+  float q = hornerf(f, -0x1.325ab0p-4f, 0x1.06b520p-3f, -0x1.0fa384p-3f,
+                    0x1.22b8bep-3f, -0x1.5422b0p-3f, 0x1.99a016p-3f,
+                    -0x1.000432p-2f, 0x1.555558p-2f, -0x1.fffff8p-2f);
+  return (f * f) * q;
+}
+
+// e ln2 + f + lo, summed with one significant rounding (e integral).
+NUVEC_KERNEL_INLINE float log_sum(float e, float f, float lo) {
+  float eh = e * 0x1.62e4p-1f;  // exact: ln2 to 16 bits
+  float s = eh + f;
+  float err = (eh - s) + f;  // Fast2Sum: |eh| >= |f| or eh = 0
+  return s + (err + __builtin_fmaf(e, 0x1.7f7d1cp-20f, lo));
+}
+
+// Compensated quotient (nh + nl) / (dh + dl) for dh in [1, 2], |dl| and |nl|
+// tiny: within about 0.5 ULP plus the pairs' own errors.
+NUVEC_KERNEL_INLINE float div_pair(float nh, float nl, float dh, float dl) {
+  float rc = 1.0f / dh;
+  float q0 = nh * rc;
+  float res = __builtin_fmaf(-q0, dh, nh) + (nl - q0 * dl);
+  return __builtin_fmaf(res, rc, q0);
+}
+
+
+// Float Cody-Waite reduction for |x| < 2^18 only: r = |x| - n pi/2 as a
+// float pair rh + rl (|r| <= 0.8) and n mod 4; products by pi/2's parts are
+// exact (fma, split). Not used by sin/cos yet: blending it per element with
+// the double reduction above (needed for larger |x|) measured no faster than
+// the double path alone (2.66 vs 2.59 ns/element), while this path with
+// sin_f/cos_f alone takes 0.40 ns (0.72 ULP max, exhaustive below 2^18:
+// tools/exhaustive_math_f32 sin_small / cos_small). It awaits a block-level
+// branch (take it when every lane of a block is below 2^18).
+NUVEC_KERNEL_INLINE void reduce_trig_small(float ax, float* rh, float* rl,
+                                           u32* q) {
+  float k = __builtin_fmaf(ax, 0x1.45f306p-1f, 0x1.8p23f);
+  float n = k - 0x1.8p23f;
+  *q = bit_cast<u32>(k) & 3u;
+  // pi/2 = P1 + P2 + P3 + O(2^-76).
+  float r1 = __builtin_fmaf(-n, 0x1.921fb6p+0f, ax);  // exact
+  float ph = n * -0x1.777a5cp-25f;
+  float pl = __builtin_fmaf(n, -0x1.777a5cp-25f, -ph);
+  float h = r1 - ph;  // 2Sum
+  float bb = h - r1;
+  float e1 = (r1 - (h - bb)) + (-ph - bb);
+  float l = __builtin_fmaf(-n, -0x1.ee59dap-50f, e1 - pl);
+  float hs = h + l;
+  *rh = hs;
+  *rl = l - (hs - h);
+}
+
+// sin(rh + rl) and cos(rh + rl) for |rh| <= 0.8, rl tiny.
+NUVEC_KERNEL_INLINE float sin_f(float rh, float rl) {
+  float s2 = rh * rh;
+  float p = hornerf(s2, 0x1.7705acp-19f, -0x1.a045a2p-13f, 0x1.111162p-7f,
+                    -0x1.555556p-3f);
+  // rl cos(rh) ~ rl (1 - rh^2 / 2).
+  return rh + __builtin_fmaf(rh * s2, p, __builtin_fmaf(-0.5f * s2, rl, rl));
+}
+NUVEC_KERNEL_INLINE float cos_f(float rh, float rl) {
+  float hh = rh * rh;
+  float hl = __builtin_fmaf(rh, rh, -hh);
+  float p = hornerf(hh, -0x1.319490p-22f, 0x1.a05f7ep-16f, -0x1.6c174cp-10f,
+                    0x1.555556p-5f);
+  float w = 1.0f - 0.5f * hh;
+  float wl = (1.0f - w) - 0.5f * hh;  // Fast2Sum
+  // cos(rh + rl) ~ cos(rh) - rl rh; rh^2 = hh + hl.
+  return w + (wl + __builtin_fmaf(hh * hh, p, -__builtin_fmaf(rl, rh, 0.5f * hl)));
+}
+
 }  // namespace detail
 
 /// e^x. Overflows to inf above ~88.72, underflows through subnormals to 0.
 NUVEC_KERNEL_INLINE float exp(float x) {
-  double xd = x;
-  xd = detail::sel(xd > 120.0, 120.0, xd);
-  xd = detail::sel(xd < -120.0, -120.0, xd);
-  return float(detail::exp_d(xd));
+  x = detail::self(x > 100.0f, 100.0f, x);  // NaN passes
+  x = detail::self(x < -110.0f, -110.0f, x);
+  i32 n;
+  float r, lo;
+  detail::exp_core(x, &n, &r, &lo);
+  float p = 1.0f + (r + lo);
+  // Two exact scalings, the second rounds subnormal results once.
+  return (p * detail::pow2f(n >> 1)) * detail::pow2f(n - (n >> 1));
 }
 
 /// 2^x.
 NUVEC_KERNEL_INLINE float exp2(float x) {
-  double xd = x;
-  xd = detail::sel(xd > 200.0, 200.0, xd);
-  xd = detail::sel(xd < -200.0, -200.0, xd);
-  return float(detail::exp2_d(xd));
+  x = detail::self(x > 200.0f, 200.0f, x);  // NaN passes
+  x = detail::self(x < -200.0f, -200.0f, x);
+  float k = x + 0x1.8p23f;  // rounds x to an integer
+  float nf = k - 0x1.8p23f;
+  i32 n = i32(bit_cast<u32>(k) - 0x4b400000u);
+  float t = x - nf;  // exact, |t| <= 1/2
+  // t ln2 as th + tl, then e^(th + tl) = 1 + r + lo as in exp_core (n = 0).
+  float th = t * 0x1.62e430p-1f;
+  float tl = __builtin_fmaf(t, 0x1.62e430p-1f, -th) + t * -0x1.05c610p-29f;
+  i32 n0;
+  float r, lo;
+  detail::exp_core(th, &n0, &r, &lo);  // n0 = 0 since |th| < 0.3466
+  float p = 1.0f + (r + __builtin_fmaf(tl, r, lo + tl));
+  return (p * detail::pow2f(n >> 1)) * detail::pow2f(n - (n >> 1));
 }
 
 /// e^x - 1, accurate near 0; expm1(-0) = -0.
 NUVEC_KERNEL_INLINE float expm1(float x) {
-  double xd = x;
-  xd = detail::sel(xd > 120.0, 120.0, xd);
-  xd = detail::sel(xd < -120.0, -120.0, xd);
-  float r = float(detail::expm1_d(xd));
-  return detail::self(__builtin_fabsf(x) < 0x1.0p-30f, x, r);
+  float xc = detail::self(x > 89.0f, 89.0f, x);  // NaN passes
+  xc = detail::self(xc < -30.0f, -30.0f, xc);
+  i32 n;
+  float r, lo;
+  detail::exp_core(xc, &n, &r, &lo);
+  // 2^n (1 + r + lo) - 1 with s = 2^min(n, 127), times 2 when n = 128.
+  i32 big = i32(n > 127);
+  float s = detail::pow2f(n - big);
+  float a = s - 1.0f, b = s * r;  // exact
+  float h = a + b;
+  float l = (a - h) + b;  // Fast2Sum: |a| >= |b| when n != 0, else a = 0
+  float v = (h + __builtin_fmaf(s, lo, l)) * float(big + 1);
+  return detail::self(__builtin_fabsf(x) < 0x1.0p-25f, x, v);
 }
 
 /// Natural logarithm; log(0) = -inf, log(x < 0) = NaN.
 NUVEC_KERNEL_INLINE float log(float x) {
   bool ok = (x > 0.0f) & (x < detail::kInfF);
-  float r = float(detail::log_d(detail::sel(ok, double(x), 1.0)));
+  float e, f;
+  detail::log_reduce(detail::self(ok, x, 1.0f), &e, &f);
+  float r = detail::log_sum(e, f, detail::log1p_tail(f));
   float spec = detail::self(x == 0.0f, -detail::kInfF,
                             detail::self(x < 0.0f, detail::kNanF, x));
   return detail::self(ok, r, spec);
@@ -359,16 +530,41 @@ NUVEC_KERNEL_INLINE float log(float x) {
 
 /// Base-2 logarithm.
 NUVEC_KERNEL_INLINE float log2(float x) {
-  float r = float(detail::log2_abs(x));
-  return detail::self(x < 0.0f, detail::kNanF, r);
+  bool ok = (x > 0.0f) & (x < detail::kInfF);
+  float e, f;
+  detail::log_reduce(detail::self(ok, x, 1.0f), &e, &f);
+  // log2(1 + f) = f C + f^2 Q(f), C = 1/ln2 as 0x1.715476p+0 + 0x1.4ae0cp-26.
+  float q = detail::hornerf(f, -0x1.baabaap-4f, 0x1.7b9ceap-3f, -0x1.881186p-3f,
+                            0x1.a35476p-3f, -0x1.eaac80p-3f, 0x1.277bfap-2f,
+                            -0x1.715acap-2f, 0x1.ec70a0p-2f, -0x1.715470p-1f);
+  float ph = f * 0x1.715476p+0f;
+  float pl = __builtin_fmaf(f, 0x1.715476p+0f, -ph);
+  pl = __builtin_fmaf(f, 0x1.4ae0c0p-26f, pl);
+  float s = e + ph;
+  float err = (e - s) + ph;  // Fast2Sum: |e| >= 1 > |ph| or e = 0
+  float r = s + (err + __builtin_fmaf(f * f, q, pl));
+  float spec = detail::self(x == 0.0f, -detail::kInfF,
+                            detail::self(x < 0.0f, detail::kNanF, x));
+  return detail::self(ok, r, spec);
 }
 
 /// Base-10 logarithm.
 NUVEC_KERNEL_INLINE float log10(float x) {
   bool ok = (x > 0.0f) & (x < detail::kInfF);
-  double e;
-  double lm = detail::log_parts(detail::sel(ok, double(x), 1.0), &e);
-  float r = float(e * detail::kLog10Of2 + lm * detail::kLog10e);
+  float e, f;
+  detail::log_reduce(detail::self(ok, x, 1.0f), &e, &f);
+  // log10(1 + f) = f D + f^2 Q(f), D = log10(e) as two floats.
+  float q = detail::hornerf(f, -0x1.0a5508p-5f, 0x1.c8cbe4p-5f, -0x1.d8034cp-5f,
+                            0x1.f8f87ep-5f, -0x1.276caap-4f, 0x1.63cc26p-4f,
+                            -0x1.bcbf2cp-4f, 0x1.287a78p-3f, -0x1.bcb7aap-3f);
+  float ph = f * 0x1.bcb7b2p-2f;
+  float pl = __builtin_fmaf(f, 0x1.bcb7b2p-2f, -ph);
+  pl = __builtin_fmaf(f, -0x1.5b235ep-27f, pl);
+  pl = __builtin_fmaf(e, 0x1.a84fbcp-21f, pl);  // e (log10(2) - below)
+  float eh = e * 0x1.3441p-2f;                   // exact: 18 bits
+  float s = eh + ph;
+  float err = (eh - s) + ph;  // Fast2Sum: |eh| >= 0.3 > |ph| or eh = 0
+  float r = s + (err + __builtin_fmaf(f * f, q, pl));
   float spec = detail::self(x == 0.0f, -detail::kInfF,
                             detail::self(x < 0.0f, detail::kNanF, x));
   return detail::self(ok, r, spec);
@@ -377,11 +573,19 @@ NUVEC_KERNEL_INLINE float log10(float x) {
 /// ln(1 + x), accurate near 0; log1p(-1) = -inf, log1p(x < -1) = NaN.
 NUVEC_KERNEL_INLINE float log1p(float x) {
   bool ok = (x > -1.0f) & (x < detail::kInfF);
-  float r = float(detail::log1p_d(detail::sel(ok, double(x), 0.0)));
+  float xs = detail::self(ok, x, 0.0f);
+  // u = 1 + x rounded, d its exact rounding error (2Sum).
+  float u = 1.0f + xs;
+  float bv = u - 1.0f;
+  float d = (1.0f - (u - bv)) + (xs - bv);
+  float e, f;
+  detail::log_reduce(u, &e, &f);
+  // ln(1 + x) = ln(u) + ln(1 + d/u) ~ ln(u) + d/u.
+  float r = detail::log_sum(e, f, detail::log1p_tail(f) + d / u);
   float spec = detail::self(x == -1.0f, -detail::kInfF,
                             detail::self(x < -1.0f, detail::kNanF, x));
   r = detail::self(ok, r, spec);
-  return detail::self(__builtin_fabsf(x) < 0x1.0p-30f, x, r);
+  return detail::self(__builtin_fabsf(x) < 0x1.0p-25f, x, r);
 }
 
 /// Sine; exact argument reduction for every finite x.
@@ -467,10 +671,19 @@ NUVEC_KERNEL_INLINE float cosh(float x) {
 
 /// Hyperbolic tangent; tanh(-0) = -0.
 NUVEC_KERNEL_INLINE float tanh(float x) {
-  double a = __builtin_fabsf(x);
-  a = detail::sel(a > 20.0, 20.0, a);
-  double e = detail::expm1_d(2.0 * a);
-  return detail::xorsign(float(e / (e + 2.0)), x);
+  float a = __builtin_fabsf(x);
+  a = detail::self(a > 20.0f, 20.0f, a);  // NaN passes
+  // tanh(a) = (1 - e) / (1 + e), e = e^(-2a) as a pair: no cancellation
+  // is lost since 1 - e is formed exactly from the pair.
+  float eh, el;
+  detail::exp_pair(-2.0f * a, &eh, &el);
+  float nh = 1.0f - eh;
+  float nl = ((1.0f - nh) - eh) - el;  // Fast2Sum: 1 >= eh
+  float dh = 1.0f + eh;
+  float dl = ((1.0f - dh) + eh) + el;
+  float v = detail::div_pair(nh, nl, dh, dl);
+  v = detail::self(a < 0x1.0p-13f, a, v);  // rounds to x there
+  return detail::xorsign(__builtin_fabsf(v), x);
 }
 
 /// Inverse hyperbolic sine.
@@ -509,12 +722,29 @@ NUVEC_KERNEL_INLINE float atanh(float x) {
 
 /// Error function.
 NUVEC_KERNEL_INLINE float erf(float x) {
-  double a = __builtin_fabsf(x);
-  a = detail::sel(a > 4.25, 4.25, a);
-  double a2 = a * a;  // exact
-  double small = a * detail::erf_small(a2);
-  double big = 1.0 - detail::exp_d(-a2) * detail::erfc_scaled(a);
-  return detail::xorsign(float(detail::sel(a < 1.0, small, big)), x);
+  float a = __builtin_fabsf(x);
+  a = detail::self(a > 4.0f, 4.0f, a);  // NaN passes; erf(4) rounds to 1
+  float a2 = a * a;
+  // a < 1: erf(a) = a + a Q(a^2).
+  float q = detail::hornerf(a2, 0x1.4c2f4cp-14f, -0x1.a5099ep-11f,
+                            0x1.542deep-8f, -0x1.b7fe8ep-6f, 0x1.ce2d50p-4f,
+                            -0x1.812740p-2f, 0x1.06eba8p-3f);
+  float small = __builtin_fmaf(a, q, a);
+  // a >= 1: erf(a) = 1 - e^(-a^2) h(a), h(a) = erfc(a) e^(a^2) fitted in
+  // a - 2.5 on [1, 4]; a^2 = a2 + a2l exactly.
+  float a2l = __builtin_fmaf(a, a, -a2);
+  i32 n;
+  float r, lo;
+  detail::exp_core(-a2, &n, &r, &lo);
+  lo = lo - __builtin_fmaf(a2l, r, a2l);  // times e^(-a2l) ~ 1 - a2l
+  float e = (1.0f + (r + lo)) * detail::pow2f(n);  // n >= -24
+  float h = detail::hornerf(
+      a - 2.5f, -0x1.a324a8p-22f, 0x1.bf5346p-20f, -0x1.0a31b4p-18f,
+      0x1.e280f4p-17f, -0x1.ef4702p-15f, 0x1.be8dbcp-13f, -0x1.809f98p-11f,
+      0x1.433918p-9f, -0x1.06319cp-7f, 0x1.98967p-6f, -0x1.3086dap-4f,
+      0x1.afbb3ep-3f);
+  float big = 1.0f - e * h;
+  return detail::xorsign(detail::self(a < 1.0f, small, big), x);
 }
 
 /// Inverse error function; +-inf at +-1, NaN outside [-1, 1].
@@ -550,10 +780,24 @@ NUVEC_KERNEL_INLINE float erfinv(float y) {
 
 /// Logistic sigmoid 1 / (1 + e^-x).
 NUVEC_KERNEL_INLINE float sigmoid(float x) {
-  double xd = x;
-  xd = detail::sel(xd > 120.0, 120.0, xd);
-  xd = detail::sel(xd < -120.0, -120.0, xd);
-  return float(1.0 / (1.0 + detail::exp_d(-xd)));
+  float a = __builtin_fabsf(x);
+  a = detail::self(a > 104.0f, 104.0f, a);  // NaN passes
+  // e = e^-|x| as a pair; x >= 0: 1 / (1 + e), x < 0: e / (1 + e).
+  i32 n;
+  float r, lo;
+  detail::exp_core(-a, &n, &r, &lo);
+  float s1 = detail::pow2f(n >> 1), s2 = detail::pow2f(n - (n >> 1));
+  float s = s1 * s2;  // exact unless the result is subnormal (tail below)
+  float eh, el;
+  detail::exp_join(s, r, lo, &eh, &el);
+  float dh = 1.0f + eh;
+  float dl = ((1.0f - dh) + eh) + el;  // Fast2Sum: 1 >= eh
+  bool neg = x < 0.0f;
+  float v = detail::div_pair(detail::self(neg, eh, 1.0f),
+                             detail::self(neg, el, 0.0f), dh, dl);
+  // x < -80: sigmoid(x) = e^x (1 - e^x) rounds like e^x, maybe subnormal.
+  float tail = ((1.0f + (r + lo)) * s1) * s2;
+  return detail::self(x < -80.0f, tail, v);
 }
 
 /// x^y with the C99 (Annex F) special cases: pow(x, +-0) = 1, pow(1, y) = 1,
