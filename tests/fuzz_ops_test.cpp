@@ -60,7 +60,7 @@ TEST(Fuzz, OpConstructorsNeverCrash) {
   for (int iter = 0; iter < 1500; ++iter) {
     Array x = f.array_of_dtype();
     Array y = f.array_of_dtype();
-    switch (f.pick(0, 14)) {
+    switch (f.pick(0, 24)) {
       case 0: settle(ops::reshape(x, f.shape())); break;
       case 1: settle(ops::zeros(f.shape(), f.dtype())); break;
       case 2: settle(ops::sum(x, Axes(f.axes()), f.pick(0, 1))); break;
@@ -75,7 +75,17 @@ TEST(Fuzz, OpConstructorsNeverCrash) {
       case 11: settle(ops::view(x, f.dtype())); break;
       case 12: settle(ops::slice(x, f.axes(), f.axes(), f.axes())); break;
       case 13: settle(ops::var(x, Axes(f.axes()), false, f.pick(-2, 3))); break;
-      default: settle(ops::arange(f.pick(-5, 5), f.pick(-5, 5), f.pick(-2, 2))); break;
+      case 14: settle(ops::arange(f.pick(-5, 5), f.pick(-5, 5), f.pick(-2, 2))); break;
+      case 15: settle(ops::sort(x, f.pick(-5, 5))); break;
+      case 16: settle(ops::cumsum(x, f.pick(-5, 5), {f.pick(0, 1) == 1, f.pick(0, 1) == 1})); break;
+      case 17: settle(ops::partition(x, f.pick(-5, 5), f.pick(-5, 5))); break;
+      case 18: settle(ops::concatenate({x, y}, f.pick(-5, 5))); break;
+      case 19: settle(ops::take(x, ops::astype(y, int32), f.pick(-5, 5))); break;
+      case 20: settle(x.i(f.pick(-5, 5), slice(f.pick(-5, 5), f.pick(-5, 5), f.pick(-3, 3)))); break;
+      case 21: settle(x.at(ops::astype(y, int32)).add(y)); break;
+      case 22: settle(ops::topk(x, f.pick(-2, 5), f.pick(-5, 5))); break;
+      case 23: settle(random::uniform(f.shape(), f.dtype(), random::key(f.pick(0, 9)))); break;
+      default: settle(ops::split(x, f.pick(-2, 4), f.pick(-5, 5)).at(0)); break;
     }
   }
 }
