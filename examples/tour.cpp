@@ -23,6 +23,14 @@ int main() {
   std::cout << "arange(12).reshape(3, 4)[:, ::-2] = " << ops::slice(r, {0, 3}, {3, -5}, {1, -2})
             << "\n\n";
 
+  // Indexing as x[...]: basic indices give views, index arrays gather, and
+  // at(...) makes functional updates.
+  std::cout << "r.i(1, slice({}, {}, -1)) = " << r.i(1, slice({}, {}, -1)) << "\n";
+  std::cout << "r.i(array({0, 2}), newaxis, 3) = " << r.i(array({0, 2}), newaxis, 3) << "\n";
+  std::cout << "r.at(array({0, 0}), 0).add(100) = " << r.at(array({0, 0}), 0).add(100) << "\n";
+  std::cout << "sort / cumsum of [3, 1, 2]: " << ops::sort(array({3, 1, 2})) << ", "
+            << ops::cumsum(array({3, 1, 2}), 0) << "\n\n";
+
   // Reductions.
   std::cout << "sum over axis 0: " << x.sum(0) << "\n";
   std::cout << "mean: " << x.mean() << ", var(ddof=1): " << ops::var(x, false, 1) << "\n";
