@@ -9,5 +9,6 @@
 #include "nuvec/core/memory.h"
 #include "nuvec/core/print.h"
 #include "nuvec/core/shape.h"
+#include "nuvec/linalg.h"
 #include "nuvec/ops/ops.h"
 #include "nuvec/random.h"

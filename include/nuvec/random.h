@@ -128,4 +128,13 @@ Array permutation(int n, const Key& key = std::nullopt, StreamOrDevice s = {},
 Array permutation(const Array& x, int axis = 0, const Key& key = std::nullopt,
                   StreamOrDevice s = {}, Location loc = NUVEC_LOC);
 
+/// Jointly normal samples with `mean` [..., n] and covariance `cov`
+/// [..., n, n] (positive semi-definite; otherwise the result is undefined),
+/// as MLX: mean + z @ (U diag(sqrt(S)) Vt) from the SVD of cov, z standard
+/// normal of the broadcast of the batch shapes and `shape`, with n last.
+/// float32 only.
+Array multivariate_normal(const Array& mean, const Array& cov, const Shape& shape = {},
+                          DType dtype = float32, const Key& key = std::nullopt,
+                          StreamOrDevice s = {}, Location loc = NUVEC_LOC);
+
 }  // namespace nuvec::random

@@ -40,4 +40,41 @@ class Arange : public PrimitiveBase<PrimitiveId::Arange> {
   DType dtype_;
 };
 
+/// LAPACK-backed matrix factorizations on [..., M, N] float32/float64 inputs
+/// (CPU only), batched over the leading axes. Outputs:
+///   inv, cholesky: [..., N, N] (cholesky: lower, or upper when `upper`);
+///   qr: Q [..., M, K], R [..., K, N] with K = min(M, N);
+///   svd: U [..., M, M], S [..., K], Vt [..., N, N]; svdvals: S only;
+///   eigh: eigenvalues [..., N] (ascending), eigenvectors [..., N, N]
+///     (columns), from the lower triangle or the upper when `upper`;
+///   eigvalsh: eigenvalues only;
+///   solve: inputs a [..., N, N] and b [..., N, R] of one batch shape, out
+///     [..., N, R].
+/// A singular matrix (inv, solve), a matrix that is not positive definite
+/// (cholesky) or a non-converging iteration fails at evaluation.
+class Linalg : public PrimitiveBase<PrimitiveId::Linalg> {
+ public:
+  enum class Op { inv, cholesky, qr, svd, svdvals, eigh, eigvalsh, solve };
+  explicit Linalg(Op op, bool upper = false) : op_(op), upper_(upper) {}
+  Op op() const { return op_; }
+  bool upper() const { return upper_; }
+  Expected<std::vector<OutputSpec>> output_specs(
+      const std::vector<Array>& inputs) const override;
+  bool params_equal(const Primitive& o) const override {
+    auto& r = static_cast<const Linalg&>(o);
+    return r.op_ == op_ && r.upper_ == upper_;
+  }
+  size_t params_hash() const override {
+    return params::combine(size_t(op_), size_t(upper_));
+  }
+  void print_params(std::ostream& os) const override;
+
+ private:
+  Op op_;
+  bool upper_;
+};
+
+/// The public name of a Linalg operation ("inv", "cholesky", ...).
+const char* linalg_op_name(Linalg::Op op);
+
 }  // namespace nuvec

@@ -98,6 +98,7 @@
   X(Arange, other)                \
   X(Take, other)                  \
   X(Scatter, other)               \
+  X(Linalg, other)                \
   X(RandomBits, other)            \
   X(Depends, other)               \
   X(Sort, other)                  \

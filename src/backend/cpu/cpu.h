@@ -39,6 +39,7 @@ void eval(const Matmul& p, const Arrays& in, Arrays& out);
 void eval(const Arange& p, const Arrays& in, Arrays& out);
 void eval(const Take& p, const Arrays& in, Arrays& out);
 void eval(const Scatter& p, const Arrays& in, Arrays& out);
+void eval(const Linalg& p, const Arrays& in, Arrays& out);
 void eval(const RandomBits& p, const Arrays& in, Arrays& out);
 void eval(const Depends& p, const Arrays& in, Arrays& out);
 template <PrimitiveId Id>

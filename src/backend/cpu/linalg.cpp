@@ -1,0 +1,274 @@
+// The Linalg primitive through LAPACK (OpenBLAS exports the Fortran
+// symbols). Each matrix of the batch is copied into a column-major work
+// buffer (any input strides), factored, and written back row-major. LAPACK
+// failures (a singular matrix, a matrix that is not positive definite, no
+// convergence) throw nuvec::Error, which fails the node at evaluation.
+#include <algorithm>
+#include <cstddef>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "backend/cpu/cpu.h"
+
+extern "C" {
+// Hidden Fortran string lengths are passed as trailing size_t arguments.
+void sgetrf_(const int*, const int*, float*, const int*, int*, int*);
+void dgetrf_(const int*, const int*, double*, const int*, int*, int*);
+void sgetri_(const int*, float*, const int*, const int*, float*, const int*, int*);
+void dgetri_(const int*, double*, const int*, const int*, double*, const int*, int*);
+void spotrf_(const char*, const int*, float*, const int*, int*, size_t);
+void dpotrf_(const char*, const int*, double*, const int*, int*, size_t);
+void sgeqrf_(const int*, const int*, float*, const int*, float*, float*, const int*, int*);
+void dgeqrf_(const int*, const int*, double*, const int*, double*, double*, const int*, int*);
+void sorgqr_(const int*, const int*, const int*, float*, const int*, const float*, float*,
+             const int*, int*);
+void dorgqr_(const int*, const int*, const int*, double*, const int*, const double*, double*,
+             const int*, int*);
+void sgesdd_(const char*, const int*, const int*, float*, const int*, float*, float*,
+             const int*, float*, const int*, float*, const int*, int*, int*, size_t);
+void dgesdd_(const char*, const int*, const int*, double*, const int*, double*, double*,
+             const int*, double*, const int*, double*, const int*, int*, int*, size_t);
+void ssyevd_(const char*, const char*, const int*, float*, const int*, float*, float*,
+             const int*, int*, const int*, int*, size_t, size_t);
+void dsyevd_(const char*, const char*, const int*, double*, const int*, double*, double*,
+             const int*, int*, const int*, int*, size_t, size_t);
+void sgesv_(const int*, const int*, float*, const int*, int*, float*, const int*, int*);
+void dgesv_(const int*, const int*, double*, const int*, int*, double*, const int*, int*);
+}
+
+namespace nuvec::cpu {
+
+namespace {
+
+template <class T>
+struct Lapack;
+
+#define NUVEC_LAPACK_TYPE(T, p)                                                            \
+  template <>                                                                              \
+  struct Lapack<T> {                                                                       \
+    static void getrf(const int* m, const int* n, T* a, const int* lda, int* ipiv,        \
+                      int* info) {                                                         \
+      p##getrf_(m, n, a, lda, ipiv, info);                                                 \
+    }                                                                                      \
+    static void getri(const int* n, T* a, const int* lda, const int* ipiv, T* w,          \
+                      const int* lw, int* info) {                                          \
+      p##getri_(n, a, lda, ipiv, w, lw, info);                                             \
+    }                                                                                      \
+    static void potrf(const char* u, const int* n, T* a, const int* lda, int* info) {     \
+      p##potrf_(u, n, a, lda, info, 1);                                                    \
+    }                                                                                      \
+    static void geqrf(const int* m, const int* n, T* a, const int* lda, T* tau, T* w,     \
+                      const int* lw, int* info) {                                          \
+      p##geqrf_(m, n, a, lda, tau, w, lw, info);                                           \
+    }                                                                                      \
+    static void orgqr(const int* m, const int* n, const int* k, T* a, const int* lda,     \
+                      const T* tau, T* w, const int* lw, int* info) {                      \
+      p##orgqr_(m, n, k, a, lda, tau, w, lw, info);                                        \
+    }                                                                                      \
+    static void gesdd(const char* j, const int* m, const int* n, T* a, const int* lda,    \
+                      T* s, T* u, const int* ldu, T* vt, const int* ldvt, T* w,            \
+                      const int* lw, int* iw, int* info) {                                 \
+      p##gesdd_(j, m, n, a, lda, s, u, ldu, vt, ldvt, w, lw, iw, info, 1);                 \
+    }                                                                                      \
+    static void syevd(const char* j, const char* u, const int* n, T* a, const int* lda,   \
+                      T* wv, T* w, const int* lw, int* iw, const int* liw, int* info) {    \
+      p##syevd_(j, u, n, a, lda, wv, w, lw, iw, liw, info, 1, 1);                          \
+    }                                                                                      \
+    static void gesv(const int* n, const int* r, T* a, const int* lda, int* ipiv, T* b,   \
+                     const int* ldb, int* info) {                                          \
+      p##gesv_(n, r, a, lda, ipiv, b, ldb, info);                                          \
+    }                                                                                      \
+  };
+NUVEC_LAPACK_TYPE(float, s)
+NUVEC_LAPACK_TYPE(double, d)
+#undef NUVEC_LAPACK_TYPE
+
+[[noreturn]] void fail(const std::string& what) { throw Error(ErrorKind::backend, what); }
+
+void check(int info, const char* routine) {
+  if (info < 0)
+    fail(std::string("LAPACK ") + routine + ": invalid argument " + std::to_string(-info));
+}
+
+// A dense row-major copy of `x` (same dtype).
+Array dense(const Array& x) {
+  if (x.desc()->strides == row_major_strides(x.shape())) return x;
+  auto d = std::make_shared<ArrayDesc>();
+  d->shape = x.shape();
+  d->strides = row_major_strides(d->shape);
+  d->size = x.size();
+  d->dtype = x.dtype();
+  d->data = allocate_data(static_cast<size_t>(d->size) * x.itemsize());
+  Array out(d);
+  copy_general(x, out);
+  return out;
+}
+
+// Row-major m x n -> column-major (ld m), and back.
+template <class T>
+void to_col(const T* src, T* col, int m, int n) {
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) col[i + int64_t(j) * m] = src[int64_t(i) * n + j];
+}
+template <class T>
+void from_col(const T* col, int ld, T* dst, int m, int n) {
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) dst[int64_t(i) * n + j] = col[i + int64_t(j) * ld];
+}
+
+template <class T>
+int query(T w) {
+  return std::max(1, static_cast<int>(w));
+}
+
+template <class T>
+void run(const Linalg& p, const Arrays& in, Arrays& out) {
+  using L = Lapack<T>;
+  using Op = Linalg::Op;
+  Array a = dense(in[0]);
+  int m = a.shape(-2), n = a.shape(-1), k = std::min(m, n);
+  int64_t batch = m * int64_t(n) == 0 ? 0 : a.size() / (int64_t(m) * n);
+  if (m * int64_t(n) == 0) {  // empty matrices: identity factors, no values
+    for (Array& o : out) std::fill(ptr<T>(o), ptr<T>(o) + o.size(), T(0));
+    if (p.op() == Op::svd) {
+      int64_t bs = out[0].size() / std::max(1, m * m);
+      for (int64_t b = 0; b < bs; ++b) {
+        for (int i = 0; i < m; ++i) ptr<T>(out[0])[b * m * m + i * (m + 1)] = T(1);
+        for (int i = 0; i < n; ++i) ptr<T>(out[2])[b * n * n + i * (n + 1)] = T(1);
+      }
+    }
+    return;
+  }
+  int lda = std::max(1, m), info = 0;
+  std::vector<T> col(static_cast<size_t>(m) * n);
+  const T* src = ptr<T>(a);
+  Array b = p.op() == Op::solve ? dense(in[1]) : Array();
+  for (int64_t bi = 0; bi < batch; ++bi) {
+    to_col(src + bi * m * n, col.data(), m, n);
+    switch (p.op()) {
+      case Op::inv: {
+        std::vector<int> ipiv(n);
+        L::getrf(&n, &n, col.data(), &lda, ipiv.data(), &info);
+        check(info, "getrf");
+        if (info > 0)
+          fail("the matrix is singular (U[" + std::to_string(info - 1) + ", " +
+               std::to_string(info - 1) + "] of its LU factorization is exactly zero)");
+        T wq;
+        int lw = -1;
+        L::getri(&n, col.data(), &lda, ipiv.data(), &wq, &lw, &info);
+        lw = query(wq);
+        std::vector<T> w(lw);
+        L::getri(&n, col.data(), &lda, ipiv.data(), w.data(), &lw, &info);
+        check(info, "getri");
+        if (info > 0) fail("the matrix is singular");
+        from_col(col.data(), n, ptr<T>(out[0]) + bi * n * n, n, n);
+        break;
+      }
+      case Op::cholesky: {
+        char uplo = 'L';
+        L::potrf(&uplo, &n, col.data(), &lda, &info);
+        check(info, "potrf");
+        if (info > 0)
+          fail("the matrix is not positive definite (the leading minor of order " +
+               std::to_string(info) + " is not positive)");
+        T* o = ptr<T>(out[0]) + bi * n * n;
+        for (int i = 0; i < n; ++i)
+          for (int j = 0; j < n; ++j) {
+            T l = i >= j ? col[i + int64_t(j) * n] : T(0);  // L[i][j]
+            if (p.upper()) o[int64_t(j) * n + i] = l;
+            else o[int64_t(i) * n + j] = l;
+          }
+        break;
+      }
+      case Op::qr: {
+        std::vector<T> tau(std::max(1, k));
+        T wq;
+        int lw = -1;
+        L::geqrf(&m, &n, col.data(), &lda, tau.data(), &wq, &lw, &info);
+        lw = query(wq);
+        std::vector<T> w(lw);
+        L::geqrf(&m, &n, col.data(), &lda, tau.data(), w.data(), &lw, &info);
+        check(info, "geqrf");
+        T* r = ptr<T>(out[1]) + bi * k * n;
+        for (int i = 0; i < k; ++i)
+          for (int j = 0; j < n; ++j) r[int64_t(i) * n + j] = i <= j ? col[i + int64_t(j) * m] : T(0);
+        lw = -1;
+        L::orgqr(&m, &k, &k, col.data(), &lda, tau.data(), &wq, &lw, &info);
+        lw = query(wq);
+        w.assign(lw, T(0));
+        L::orgqr(&m, &k, &k, col.data(), &lda, tau.data(), w.data(), &lw, &info);
+        check(info, "orgqr");
+        from_col(col.data(), m, ptr<T>(out[0]) + bi * m * k, m, k);
+        break;
+      }
+      case Op::svd:
+      case Op::svdvals: {
+        bool uv = p.op() == Op::svd;
+        char jobz = uv ? 'A' : 'N';
+        std::vector<T> u(uv ? size_t(m) * m : 1), vt(uv ? size_t(n) * n : 1);
+        std::vector<int> iw(8 * size_t(k));
+        int ldu = m, ldvt = n;
+        T* s = ptr<T>(out[uv ? 1 : 0]) + bi * k;
+        T wq;
+        int lw = -1;
+        L::gesdd(&jobz, &m, &n, col.data(), &lda, s, u.data(), &ldu, vt.data(), &ldvt, &wq,
+                 &lw, iw.data(), &info);
+        lw = query(wq);
+        std::vector<T> w(lw);
+        L::gesdd(&jobz, &m, &n, col.data(), &lda, s, u.data(), &ldu, vt.data(), &ldvt,
+                 w.data(), &lw, iw.data(), &info);
+        check(info, "gesdd");
+        if (info > 0) fail("the singular value decomposition did not converge");
+        if (uv) {
+          from_col(u.data(), m, ptr<T>(out[0]) + bi * m * m, m, m);
+          from_col(vt.data(), n, ptr<T>(out[2]) + bi * n * n, n, n);
+        }
+        break;
+      }
+      case Op::eigh:
+      case Op::eigvalsh: {
+        bool vec = p.op() == Op::eigh;
+        char jobz = vec ? 'V' : 'N', uplo = p.upper() ? 'U' : 'L';
+        T* wv = ptr<T>(out[0]) + bi * n;
+        T wq;
+        int lw = -1, iwq = 0, liw = -1;
+        L::syevd(&jobz, &uplo, &n, col.data(), &lda, wv, &wq, &lw, &iwq, &liw, &info);
+        lw = query(wq);
+        liw = std::max(1, iwq);
+        std::vector<T> w(lw);
+        std::vector<int> iw(liw);
+        L::syevd(&jobz, &uplo, &n, col.data(), &lda, wv, w.data(), &lw, iw.data(), &liw, &info);
+        check(info, "syevd");
+        if (info > 0) fail("the eigenvalue iteration did not converge");
+        if (vec) from_col(col.data(), n, ptr<T>(out[1]) + bi * n * n, n, n);
+        break;
+      }
+      case Op::solve: {
+        int r = b.shape(-1);
+        int ldb = std::max(1, n);
+        std::vector<T> bc(size_t(n) * r);
+        to_col(ptr<T>(b) + bi * n * r, bc.data(), n, r);
+        std::vector<int> ipiv(n);
+        if (r > 0) L::gesv(&n, &r, col.data(), &lda, ipiv.data(), bc.data(), &ldb, &info);
+        else L::getrf(&n, &n, col.data(), &lda, ipiv.data(), &info);
+        check(info, "gesv");
+        if (info > 0)
+          fail("the matrix is singular (U[" + std::to_string(info - 1) + ", " +
+               std::to_string(info - 1) + "] of its LU factorization is exactly zero)");
+        from_col(bc.data(), n, ptr<T>(out[0]) + bi * n * r, n, r);
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void eval(const Linalg& p, const Arrays& in, Arrays& out) {
+  if (in[0].dtype() == float32) return run<float>(p, in, out);
+  if (in[0].dtype() == float64) return run<double>(p, in, out);
+  throw Error(ErrorKind::unsupported_dtype, "linalg: no CPU kernel for this dtype");
+}
+
+}  // namespace nuvec::cpu
