@@ -106,7 +106,8 @@
   X(Partition, other)             \
   X(ArgPartition, other)          \
   X(Scan, other)                  \
-  X(Concatenate, other)
+  X(Concatenate, other)           \
+  X(Im2Col, other)
 
 namespace nuvec {
 

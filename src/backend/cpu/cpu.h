@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "nuvec/core/graph.h"
+#include "nuvec/primitives/conv.h"
 #include "nuvec/primitives/elementwise.h"
 #include "nuvec/primitives/indexing.h"
 #include "nuvec/primitives/linalg.h"
@@ -46,6 +47,7 @@ template <PrimitiveId Id>
 void eval(const SortPrimitive<Id>& p, const Arrays& in, Arrays& out);
 void eval(const Scan& p, const Arrays& in, Arrays& out);
 void eval(const Concatenate& p, const Arrays& in, Arrays& out);
+void eval(const Im2Col& p, const Arrays& in, Arrays& out);
 
 /// Typed pointer to the first element of an available CPU array.
 template <class T>
