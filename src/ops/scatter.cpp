@@ -86,5 +86,15 @@ Array scatter_add_along_axis(const Array& x, const Array& indices, const Operand
   return scatter(x, pos, values, Scatter::Type::add, "scatter_add_along_axis", s, loc);
 }
 
+Array slice_update(const Array& x, const Array& update, const Array& start,
+                   const std::vector<int>& axes, StreamOrDevice s, Location loc) {
+  if (update.is_failed()) return update;
+  if (update.ndim() != x.ndim())
+    return detail::fail(ErrorKind::shape_mismatch, "the update must have the array's rank",
+                        "slice_update", loc);
+  Array pos = ops::slice(positions_of(x, s, loc), start, axes, update.shape(), s, loc);
+  return scatter(x, pos, update, Scatter::Type::set, "slice_update", s, loc);
+}
+
 }  // namespace ops
 }  // namespace nuvec

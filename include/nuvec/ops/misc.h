@@ -46,8 +46,27 @@ Array tensordot(const Array& a, const Array& b, int axes = 2, StreamOrDevice s =
 Array tensordot(const Array& a, const Array& b, const std::vector<int>& axes_a,
                 const std::vector<int>& axes_b, StreamOrDevice s = {},
                 Location loc = NUVEC_LOC);
-// Not yet implemented (issue 3, recorded in tests/refs/conv_misc.ref and
-// marked expected failures there): einsum, searchsorted, dynamic slice and
-// slice_update.
+/// Einstein summation ("ij,jk->ik"; implicit output: the letters used once,
+/// sorted; "..." broadcasts). Contractions of two operands go through matmul
+/// (so, as MLX, integer contractions fail); no path optimisation: operands
+/// combine left to right.
+Array einsum(const std::string& subscripts, const std::vector<Array>& operands,
+             StreamOrDevice s = {}, Location loc = NUVEC_LOC);
+enum class Side { left, right };
+/// Insertion positions of `values` in the sorted 1-D array (uint32): left is
+/// the first position with sorted[i] >= v, right the first with
+/// sorted[i] > v; NaN sorts last. Computed by comparing every pair.
+Array searchsorted(const Array& sorted, const Array& values, Side side = Side::left,
+                   StreamOrDevice s = {}, Location loc = NUVEC_LOC);
+/// The block of x of shape `slice_size` (x's full shape, as MLX) starting at
+/// the integer array `start` along `axes`. Starts are clamped so the block
+/// stays inside x (MLX does not check them).
+Array slice(const Array& x, const Array& start, const std::vector<int>& axes,
+            const Shape& slice_size, StreamOrDevice s = {}, Location loc = NUVEC_LOC);
+/// A copy of x with `update` written at `start` along `axes` (clamped as
+/// slice).
+Array slice_update(const Array& x, const Array& update, const Array& start,
+                   const std::vector<int>& axes, StreamOrDevice s = {},
+                   Location loc = NUVEC_LOC);
 
 }  // namespace nuvec::ops
