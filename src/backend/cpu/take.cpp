@@ -50,11 +50,17 @@ void eval(const Take& p, const Arrays& in, Arrays& out) {
   int64_t m = static_cast<int64_t>(inner_off.size()), ni = static_cast<int64_t>(idx.size());
   int64_t axis_stride = x.strides()[axis];
   int64_t rows = static_cast<int64_t>(outer_off.size()) * ni;
+  // Dense trailing axes: each gathered row is one copy.
+  bool dense_rows = is_row_contiguous(inner, inner_st);
   parallel_for(rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(m, 1)),
                [&](long long r0, long long r1) {
                  for (long long r = r0; r < r1; ++r) {
                    int64_t base = outer_off[r / ni] + idx[r % ni] * axis_stride;
                    char* d = dst + r * m * item;
+                   if (dense_rows) {
+                     std::memcpy(d, src + base * item, static_cast<size_t>(m * item));
+                     continue;
+                   }
                    for (int64_t k = 0; k < m; ++k)
                      std::memcpy(d + k * item, src + (base + inner_off[k]) * item, item);
                  }
