@@ -60,7 +60,7 @@ TEST(Fuzz, OpConstructorsNeverCrash) {
   for (int iter = 0; iter < 1500; ++iter) {
     Array x = f.array_of_dtype();
     Array y = f.array_of_dtype();
-    switch (f.pick(0, 24)) {
+    switch (f.pick(0, 31)) {
       case 0: settle(ops::reshape(x, f.shape())); break;
       case 1: settle(ops::zeros(f.shape(), f.dtype())); break;
       case 2: settle(ops::sum(x, Axes(f.axes()), f.pick(0, 1))); break;
@@ -85,7 +85,14 @@ TEST(Fuzz, OpConstructorsNeverCrash) {
       case 21: settle(x.at(ops::astype(y, int32)).add(y)); break;
       case 22: settle(ops::topk(x, f.pick(-2, 5), f.pick(-5, 5))); break;
       case 23: settle(random::uniform(f.shape(), f.dtype(), random::key(f.pick(0, 9)))); break;
-      default: settle(ops::split(x, f.pick(-2, 4), f.pick(-5, 5)).at(0)); break;
+      case 24: settle(ops::split(x, f.pick(-2, 4), f.pick(-5, 5)).at(0)); break;
+      case 25: settle(ops::conv1d(x, y, f.pick(-1, 2), f.pick(-1, 2), f.pick(-1, 2), f.pick(-1, 2))); break;
+      case 26: settle(ops::pad(x, f.pick(-2, 2))); break;
+      case 27: settle(ops::diagonal(x, f.pick(-3, 3), f.pick(-3, 3), f.pick(-3, 3))); break;
+      case 28: settle(ops::einsum(f.pick(0, 1) ? "ij,jk->ik" : "ii->i", {x, y})); break;
+      case 29: settle(linalg::inv(x)); break;
+      case 30: settle(ops::tensordot(x, y, f.pick(-1, 3))); break;
+      default: settle(ops::searchsorted(x, y)); break;
     }
   }
 }
