@@ -15,32 +15,14 @@
 #include <nuvec/core/graph.h>
 #include <nuvec/nuvec.h>
 
+#include "bench_util.h"
+
 using namespace nuvec;
-
-namespace {
-
-double median_ms(int reps, const std::function<void()>& f) {
-  std::vector<double> t;
-  f();
-  for (int i = 0; i < reps; ++i) {
-    auto s = std::chrono::steady_clock::now();
-    f();
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
-void row(const char* name, double ours, double base) {
-  std::printf("| %-40s | %9.3f | %9.3f | %5.2f |\n", name, ours, base, ours / base);
-}
-
-}  // namespace
+using bench::median_ms;
+using bench::row;
 
 int main() {
-  std::printf("| %-40s | %9s | %9s | %5s |\n", "benchmark", "nuvec ms", "base ms", "ratio");
-  std::printf("|------------------------------------------|-----------|-----------|-------|\n");
-  // take: 2^20 random rows of a (2^16, 64) float32 table.
+  bench::header();
   const int rows = 1 << 16, cols = 64, n = 1 << 20;
   Array table = random::uniform({rows, cols}, float32, random::key(1));
   Array idx = random::randint(0, rows, {n}, int32, random::key(2));

@@ -14,25 +14,13 @@
 #include <nuvec/kernels/threefry.h>
 #include <nuvec/nuvec.h>
 
+#include "bench_util.h"
+
 using namespace nuvec;
+using bench::median_ms;
+using bench::row;
 
 namespace {
-
-double median_ms(int reps, const std::function<void()>& f) {
-  std::vector<double> t;
-  f();  // warm up
-  for (int i = 0; i < reps; ++i) {
-    auto s = std::chrono::steady_clock::now();
-    f();
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
-void row(const char* name, double ours, double base) {
-  std::printf("| %-34s | %9.3f | %9.3f | %5.2f |\n", name, ours, base, ours / base);
-}
 
 // The plain loop: word j and j + n/2 from counter (j, j + n/2) (n even).
 template <class Store>
@@ -52,9 +40,7 @@ void plain(long long n, kernels::U32Pair key, Store store) {
 int main() {
   const int n = 1 << 24;
   std::printf("threads: %d\n\n", cpu::num_threads());
-  std::printf("| %-34s | %9s | %9s | %5s |\n", "benchmark", "nuvec ms", "base ms", "ratio");
-  std::printf("|%s|%s|%s|%s|\n", "------------------------------------", "-----------",
-              "-----------", "-------");
+  bench::header();
   Array k = random::key(7);
   std::vector<float> out(n);
   std::vector<uint32_t> words(n);

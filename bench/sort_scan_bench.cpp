@@ -13,33 +13,15 @@
 #include <nuvec/core/graph.h>
 #include <nuvec/nuvec.h>
 
+#include "bench_util.h"
+
 using namespace nuvec;
-
-namespace {
-
-double median_ms(int reps, const std::function<void()>& f) {
-  std::vector<double> t;
-  f();  // warm up
-  for (int i = 0; i < reps; ++i) {
-    auto s = std::chrono::steady_clock::now();
-    f();
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
-void row(const char* name, double ours, double base) {
-  std::printf("| %-36s | %9.3f | %9.3f | %5.2f |\n", name, ours, base, ours / base);
-}
-
-}  // namespace
+using bench::median_ms;
+using bench::row;
 
 int main() {
   std::printf("threads: %d\n\n", cpu::num_threads());
-  std::printf("| %-36s | %9s | %9s | %5s |\n", "benchmark", "nuvec ms", "base ms", "ratio");
-  std::printf("|%s|%s|%s|%s|\n", "--------------------------------------", "-----------",
-              "-----------", "-------");
+  bench::header();
   const int ns = 1 << 22;
   std::vector<float> data(ns);
   std::mt19937 gen(42);

@@ -2,6 +2,7 @@
 // gives MLX's values; see docs/random.md for where last bits may differ).
 #include <cmath>
 #include <limits>
+#include <sstream>
 #include <string>
 
 #include "nuvec/nuvec.h"
@@ -46,9 +47,29 @@ bool broadcasts_into(const Shape& shape, const Shape& other) {
 }
 
 std::string shape_text(const Shape& s) {
-  std::string t = "(";
-  for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
-  return t + (s.size() == 1 ? ",)" : ")");
+  std::ostringstream os;
+  os << s;
+  return os.str();
+}
+
+// Checks the bounds of uniform and truncated_normal: `dtype` a real float
+// other than float64 (as MLX), lo and hi broadcasting into `shape`. Returns
+// the failed array, or nothing when all is well.
+std::optional<Array> check_bounds(const char* op, const char* dtype_message, DType dtype,
+                                  const Array& lo, const Array& hi, const Shape& shape,
+                                  Location loc) {
+  if (!is_real_floating(dtype)) return fail(ErrorKind::unsupported_dtype, dtype_message, op, loc);
+  if (dtype == float64)
+    return fail(ErrorKind::unsupported_dtype, "float64 is not supported (as MLX)", op, loc);
+  if (lo.is_failed()) return lo;
+  if (hi.is_failed()) return hi;
+  auto b = ops::broadcast_shapes(lo.shape(), hi.shape());
+  if (!b.ok() || !broadcasts_into(shape, *b))
+    return fail(ErrorKind::shape_mismatch,
+                "cannot generate random values of shape " + shape_text(shape) +
+                    " from the shape of the bounds",
+                op, loc);
+  return std::nullopt;
 }
 
 // The uniform draw with its checks done by the caller; lo and hi already
@@ -73,21 +94,12 @@ Array first_failed(std::initializer_list<const Array*> xs) {
 
 Array uniform(const Operand& low, const Operand& high, const Shape& shape, DType dtype,
               const Key& key, StreamOrDevice s, Location loc) {
-  if (!is_real_floating(dtype))
-    return fail(ErrorKind::unsupported_dtype,
-                "can only generate uniform numbers with a real floating point type", "uniform",
-                loc);
-  if (dtype == float64)
-    return fail(ErrorKind::unsupported_dtype, "float64 is not supported (as MLX)", "uniform", loc);
   Array lo = ops::astype(as_array(low), dtype, s, loc);
   Array hi = ops::astype(as_array(high), dtype, s, loc);
-  if (lo.is_failed() || hi.is_failed()) return first_failed({&lo, &hi});
-  auto rs = ops::broadcast_shapes(lo.shape(), hi.shape());
-  if (!rs.ok() || !broadcasts_into(shape, *rs))
-    return fail(ErrorKind::shape_mismatch,
-                "cannot generate random values of shape " + shape_text(shape) +
-                    " from the shape of the bounds",
-                "uniform", loc);
+  if (auto bad = check_bounds("uniform",
+                              "can only generate uniform numbers with a real floating point type",
+                              dtype, lo, hi, shape, loc))
+    return *bad;
   return uniform_impl(lo, hi, shape, dtype, key, s, loc);
 }
 
@@ -142,21 +154,12 @@ Array normal(const Shape& shape, const Key& key, StreamOrDevice s, Location loc)
 
 Array truncated_normal(const Operand& lower, const Operand& upper, const Shape& shape,
                        DType dtype, const Key& key, StreamOrDevice s, Location loc) {
-  if (!is_real_floating(dtype))
-    return fail(ErrorKind::unsupported_dtype, "truncated_normal only accepts floating point "
-                "dtypes", "truncated_normal", loc);
-  if (dtype == float64)
-    return fail(ErrorKind::unsupported_dtype, "float64 is not supported (as MLX)",
-                "truncated_normal", loc);
   Array lo = ops::astype(as_array(lower), dtype, s, loc);
   Array hi = ops::astype(as_array(upper), dtype, s, loc);
-  if (lo.is_failed() || hi.is_failed()) return first_failed({&lo, &hi});
-  auto bs = ops::broadcast_shapes(lo.shape(), hi.shape());
-  if (!bs.ok() || !broadcasts_into(shape, *bs))
-    return fail(ErrorKind::shape_mismatch,
-                "cannot generate random values of shape " + shape_text(shape) +
-                    " from the shape of the bounds",
-                "truncated_normal", loc);
+  if (auto bad = check_bounds("truncated_normal",
+                              "truncated_normal only accepts floating point dtypes", dtype, lo,
+                              hi, shape, loc))
+    return *bad;
   Array sqrt2 = constant(std::sqrt(2.0), dtype, s, loc);
   Array a = ops::erf(ops::divide(lo, sqrt2, s, loc), s, loc);
   Array b = ops::erf(ops::divide(hi, sqrt2, s, loc), s, loc);
