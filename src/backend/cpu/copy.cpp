@@ -35,6 +35,16 @@ void copy_typed(const Array& in, Array& out) {
 
 void copy_general(const Array& in, Array& out) {
   if (in.size() == 0) return;
+  if (in.dtype() == out.dtype()) {
+    // The same dtype: move the bits as unsigned words of the item size, so
+    // any byte pattern (a bool made by view) is copied, never interpreted.
+    switch (in.itemsize()) {
+      case 1: return copy_typed<uint8_t, uint8_t>(in, out);
+      case 2: return copy_typed<uint16_t, uint16_t>(in, out);
+      case 4: return copy_typed<uint32_t, uint32_t>(in, out);
+      default: return copy_typed<uint64_t, uint64_t>(in, out);
+    }
+  }
   dispatch_dtype(in.dtype(), [&](auto from) {
     dispatch_dtype(out.dtype(), [&](auto to) {
       copy_typed<typename decltype(from)::type, typename decltype(to)::type>(in, out);
