@@ -11,7 +11,7 @@
 #include <random>
 #include <vector>
 
-#include "nuvec/kernels/math_f32.h"
+#include "nuvec/kernels/math_f32_special.h"
 
 namespace m = nuvec::kernels::math;
 

@@ -1,7 +1,7 @@
 // Accuracy and special-value tests for include/nuvec/kernels/math_f32.h.
 // References are glibc's double (or long double) functions; errors are
 // measured in ULPs of the float nearest to the reference.
-#include "nuvec/kernels/math_f32.h"
+#include "nuvec/kernels/math_f32_special.h"
 
 #include <gtest/gtest.h>
 

@@ -12,7 +12,7 @@
 #include <random>
 #include <vector>
 
-#include "nuvec/kernels/math_f64.h"
+#include "nuvec/kernels/math_f64_special.h"
 
 namespace m = nuvec::kernels::math;
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "nuvec/kernels/math_f32.h"
+#include "nuvec/kernels/math_f32_special.h"
 
 namespace m = nuvec::kernels::math;
 

@@ -5,8 +5,8 @@
 #pragma once
 
 #include "complex.h"
-#include "math_f32.h"
-#include "math_f64.h"
+#include "math_f32_special.h"
+#include "math_f64_special.h"
 #include "types.h"
 
 namespace nuvec::kernels {
