@@ -12,3 +12,4 @@
 #include "nuvec/linalg.h"
 #include "nuvec/ops/ops.h"
 #include "nuvec/random.h"
+#include "nuvec/tree.h"
