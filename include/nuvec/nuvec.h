@@ -1,6 +1,7 @@
 // nuvec: lazy arrays and composable transforms. The one header to include.
 #pragma once
 
+#include "nuvec/compile.h"
 #include "nuvec/core/array.h"
 #include "nuvec/core/device.h"
 #include "nuvec/core/dtype.h"
@@ -12,4 +13,5 @@
 #include "nuvec/linalg.h"
 #include "nuvec/ops/ops.h"
 #include "nuvec/random.h"
+#include "nuvec/transforms.h"
 #include "nuvec/tree.h"

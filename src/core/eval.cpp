@@ -97,7 +97,7 @@ void execute(Node& n) {
     } else {
       needs_kernel = true;
       for (auto& in : n.inputs) {
-        if (elementwise && can_donate(in, spec)) {
+        if (elementwise && !n.keep_graph && can_donate(in, spec)) {
           desc->data = in.desc()->data;
           break;
         }
@@ -134,8 +134,10 @@ void run_node(const NodePtr& n) {
   std::shared_ptr<const Primitive> prim;
   {
     std::lock_guard<std::mutex> lock(n->mu);
-    dropped.swap(n->inputs);
-    prim.swap(n->primitive);
+    if (!n->keep_graph.load(std::memory_order_acquire)) {
+      dropped.swap(n->inputs);
+      prim.swap(n->primitive);
+    }
     n->state.store(Node::State::done, std::memory_order_release);
   }
   n->cv.notify_all();

@@ -40,6 +40,11 @@ std::shared_ptr<Data> allocate_data(size_t nbytes) {
   return d;
 }
 
+int& detail::trace_depth() {
+  thread_local int depth = 0;
+  return depth;
+}
+
 Node::~Node() {
   // Inputs of nested node destructions are queued here instead of being
   // destroyed recursively.

@@ -126,6 +126,7 @@ Array transpose(const Array& x, StreamOrDevice s, Location loc) {
 }
 
 Array swapaxes(const Array& x, int axis1, int axis2, StreamOrDevice s, Location loc) {
+  if (x.is_failed()) return x;
   auto a = detail::normalize_axis(axis1, x.ndim()), b = detail::normalize_axis(axis2, x.ndim());
   if (!a || !b) return fail(ErrorKind::invalid_axis, "axis out of range", "swapaxes", loc);
   std::vector<int> axes(static_cast<size_t>(x.ndim()));
@@ -135,6 +136,7 @@ Array swapaxes(const Array& x, int axis1, int axis2, StreamOrDevice s, Location 
 }
 
 Array moveaxis(const Array& x, int source, int destination, StreamOrDevice s, Location loc) {
+  if (x.is_failed()) return x;
   auto a = detail::normalize_axis(source, x.ndim()), b = detail::normalize_axis(destination, x.ndim());
   if (!a || !b) return fail(ErrorKind::invalid_axis, "axis out of range", "moveaxis", loc);
   std::vector<int> axes;

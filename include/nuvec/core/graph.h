@@ -51,6 +51,33 @@ struct ArrayDesc {
   std::shared_ptr<const Error> error;  // set on failed arrays only
 };
 
+namespace detail {
+/// How many transforms are tracing on this thread (nodes built meanwhile
+/// keep their graph after evaluation).
+int& trace_depth();
+/// Marks the calling thread as tracing for its lifetime (nests).
+class TraceScope {
+ public:
+  TraceScope() { ++trace_depth(); }
+  ~TraceScope() { --trace_depth(); }
+  TraceScope(const TraceScope&) = delete;
+  TraceScope& operator=(const TraceScope&) = delete;
+};
+/// Suspends tracing on this thread for its lifetime: nodes built meanwhile
+/// are ordinary (custom functions compute their outputs this way, so the
+/// backward pass recomputes instead of keeping their intermediates).
+class TracePause {
+ public:
+  TracePause() : saved_(trace_depth()) { trace_depth() = 0; }
+  ~TracePause() { trace_depth() = saved_; }
+  TracePause(const TracePause&) = delete;
+  TracePause& operator=(const TracePause&) = delete;
+
+ private:
+  int saved_;
+};
+}  // namespace detail
+
 /// A pending (or finished) operation: its primitive, inputs and outputs.
 /// After it runs, the primitive and inputs are dropped so that intermediates
 /// are freed as soon as nothing needs them.
@@ -68,11 +95,16 @@ struct Node {
   std::mutex mu;
   std::condition_variable cv;
   std::shared_ptr<const Error> error;  // an eval-time failure
+  // Built while a transform traces on this thread: evaluation keeps the
+  // primitive and inputs (the transform walks them afterwards) and never
+  // donates an input's buffer (the backward pass reads it).
+  // Cleared when the outermost transform is done with the node.
+  std::atomic<bool> keep_graph;
 
   Node(std::shared_ptr<const Primitive> p, std::vector<Array> in, Stream s,
        const char* op, Location l)
       : primitive(std::move(p)), inputs(std::move(in)), stream(s), op_name(op),
-        loc(l) {}
+        loc(l), keep_graph(detail::trace_depth() > 0) {}
   /// Frees the input chain iteratively (a 10^6-op chain must not overflow the
   /// stack).
   ~Node();

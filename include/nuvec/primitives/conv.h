@@ -32,6 +32,8 @@ class Im2Col : public PrimitiveBase<PrimitiveId::Im2Col> {
   int groups() const { return groups_; }
   Expected<std::vector<OutputSpec>> output_specs(
       const std::vector<Array>& inputs) const override;
+  NUVEC_TRANSFORM_RULES
+  bool shape_polymorphic() const override { return false; }
   bool params_equal(const Primitive& o) const override {
     auto& p = static_cast<const Im2Col&>(o);
     return p.stride_ == stride_ && p.lo_ == lo_ && p.hi_ == hi_ && p.kdil_ == kdil_ &&

@@ -49,6 +49,7 @@ class UnaryPrimitive : public PrimitiveBase<Id> {
     if (!d) return d.error();
     return elementwise_specs(inputs, 1, *d);
   }
+  NUVEC_TRANSFORM_RULES
 };
 
 template <PrimitiveId Id, BinaryRule Rule>
@@ -63,14 +64,18 @@ class BinaryPrimitive : public PrimitiveBase<Id> {
     if (!d) return d.error();
     return elementwise_specs(inputs, 2, *d);
   }
+  NUVEC_TRANSFORM_RULES
 };
 
+// The rules are instantiated once, in src/primitives/elementwise_grad.cpp.
 #define NUVEC_DEFINE_UNARY(Name, rule) \
-  using Name = UnaryPrimitive<PrimitiveId::Name, UnaryRule::rule>;
+  using Name = UnaryPrimitive<PrimitiveId::Name, UnaryRule::rule>; \
+  extern template class UnaryPrimitive<PrimitiveId::Name, UnaryRule::rule>;
 NUVEC_UNARY_PRIMITIVES(NUVEC_DEFINE_UNARY)
 #undef NUVEC_DEFINE_UNARY
 #define NUVEC_DEFINE_BINARY(Name, rule) \
-  using Name = BinaryPrimitive<PrimitiveId::Name, BinaryRule::rule>;
+  using Name = BinaryPrimitive<PrimitiveId::Name, BinaryRule::rule>; \
+  extern template class BinaryPrimitive<PrimitiveId::Name, BinaryRule::rule>;
 NUVEC_BINARY_PRIMITIVES(NUVEC_DEFINE_BINARY)
 #undef NUVEC_DEFINE_BINARY
 
@@ -79,6 +84,7 @@ class Select : public PrimitiveBase<PrimitiveId::Select> {
  public:
   Expected<std::vector<OutputSpec>> output_specs(
       const std::vector<Array>& inputs) const override;
+  NUVEC_TRANSFORM_RULES
 };
 
 /// Converts to another dtype (kernels::Cast).
@@ -88,6 +94,7 @@ class AsType : public PrimitiveBase<PrimitiveId::AsType> {
   DType dtype() const { return dtype_; }
   Expected<std::vector<OutputSpec>> output_specs(
       const std::vector<Array>& inputs) const override;
+  NUVEC_TRANSFORM_RULES
   bool params_equal(const Primitive& o) const override {
     return static_cast<const AsType&>(o).dtype_ == dtype_;
   }
@@ -103,6 +110,7 @@ class DivMod : public PrimitiveBase<PrimitiveId::DivMod> {
  public:
   Expected<std::vector<OutputSpec>> output_specs(
       const std::vector<Array>& inputs) const override;
+  NUVEC_TRANSFORM_RULES
 };
 
 }  // namespace nuvec

@@ -13,6 +13,7 @@ class Take : public PrimitiveBase<PrimitiveId::Take> {
   int axis() const { return axis_; }
   Expected<std::vector<OutputSpec>> output_specs(
       const std::vector<Array>& inputs) const override;
+  NUVEC_TRANSFORM_RULES
   bool params_equal(const Primitive& o) const override {
     return static_cast<const Take&>(o).axis_ == axis_;
   }
@@ -33,6 +34,7 @@ class Scatter : public PrimitiveBase<PrimitiveId::Scatter> {
   Type type() const { return type_; }
   Expected<std::vector<OutputSpec>> output_specs(
       const std::vector<Array>& inputs) const override;
+  NUVEC_TRANSFORM_RULES
   bool params_equal(const Primitive& o) const override {
     return static_cast<const Scatter&>(o).type_ == type_;
   }

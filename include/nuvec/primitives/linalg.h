@@ -11,6 +11,7 @@ class Matmul : public PrimitiveBase<PrimitiveId::Matmul> {
  public:
   Expected<std::vector<OutputSpec>> output_specs(
       const std::vector<Array>& inputs) const override;
+  NUVEC_TRANSFORM_RULES
 };
 
 /// start + i * step for i in [0, size), computed in double and converted.
@@ -23,6 +24,8 @@ class Arange : public PrimitiveBase<PrimitiveId::Arange> {
   DType dtype() const { return dtype_; }
   Expected<std::vector<OutputSpec>> output_specs(
       const std::vector<Array>& inputs) const override;
+  NUVEC_TRANSFORM_RULES
+  bool shape_polymorphic() const override { return false; }
   bool params_equal(const Primitive& o) const override {
     auto& a = static_cast<const Arange&>(o);
     return params::same_bits(a.start_, start_) &&
@@ -60,6 +63,7 @@ class Linalg : public PrimitiveBase<PrimitiveId::Linalg> {
   bool upper() const { return upper_; }
   Expected<std::vector<OutputSpec>> output_specs(
       const std::vector<Array>& inputs) const override;
+  NUVEC_TRANSFORM_RULES
   bool params_equal(const Primitive& o) const override {
     auto& r = static_cast<const Linalg&>(o);
     return r.op_ == op_ && r.upper_ == upper_;

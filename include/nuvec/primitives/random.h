@@ -18,6 +18,8 @@ class RandomBits : public PrimitiveBase<PrimitiveId::RandomBits> {
   int width() const { return width_; }
   Expected<std::vector<OutputSpec>> output_specs(
       const std::vector<Array>& inputs) const override;
+  NUVEC_TRANSFORM_RULES
+  bool shape_polymorphic() const override { return false; }
   bool params_equal(const Primitive& o) const override {
     auto& r = static_cast<const RandomBits&>(o);
     return r.width_ == width_ && r.shape_ == shape_;

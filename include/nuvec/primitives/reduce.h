@@ -17,6 +17,7 @@ class Reduce : public PrimitiveBase<PrimitiveId::Reduce> {
   const std::vector<int>& axes() const { return axes_; }
   Expected<std::vector<OutputSpec>> output_specs(
       const std::vector<Array>& inputs) const override;
+  NUVEC_TRANSFORM_RULES
   bool params_equal(const Primitive& o) const override {
     auto& r = static_cast<const Reduce&>(o);
     return r.type_ == type_ && r.axes_ == axes_;
@@ -54,6 +55,7 @@ class ArgReduce : public PrimitiveBase<PrimitiveId::ArgReduce> {
   int axis() const { return axis_; }
   Expected<std::vector<OutputSpec>> output_specs(
       const std::vector<Array>& inputs) const override;
+  NUVEC_TRANSFORM_RULES
   bool params_equal(const Primitive& o) const override {
     auto& r = static_cast<const ArgReduce&>(o);
     return r.type_ == type_ && r.axis_ == axis_;
@@ -76,6 +78,7 @@ class NumberOf : public PrimitiveBase<PrimitiveId::NumberOf> {
   DType dtype() const { return dtype_; }
   Expected<std::vector<OutputSpec>> output_specs(
       const std::vector<Array>& inputs) const override;
+  NUVEC_TRANSFORM_RULES
   bool params_equal(const Primitive& o) const override {
     auto& r = static_cast<const NumberOf&>(o);
     return r.axes_ == axes_ && r.dtype_ == dtype_;

@@ -107,7 +107,9 @@
   X(ArgPartition, other)          \
   X(Scan, other)                  \
   X(Concatenate, other)           \
-  X(Im2Col, other)
+  X(Im2Col, other)                \
+  X(Custom, other)                \
+  X(Placeholder, other)
 
 namespace nuvec {
 

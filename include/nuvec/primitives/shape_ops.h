@@ -14,6 +14,8 @@ class Reshape : public PrimitiveBase<PrimitiveId::Reshape> {
   const Shape& shape() const { return shape_; }
   Expected<std::vector<OutputSpec>> output_specs(
       const std::vector<Array>& inputs) const override;
+  NUVEC_TRANSFORM_RULES
+  bool shape_polymorphic() const override { return false; }
   bool params_equal(const Primitive& o) const override {
     return static_cast<const Reshape&>(o).shape_ == shape_;
   }
@@ -36,6 +38,7 @@ class Transpose : public PrimitiveBase<PrimitiveId::Transpose> {
   const std::vector<int>& perm() const { return perm_; }
   Expected<std::vector<OutputSpec>> output_specs(
       const std::vector<Array>& inputs) const override;
+  NUVEC_TRANSFORM_RULES
   bool params_equal(const Primitive& o) const override {
     return static_cast<const Transpose&>(o).perm_ == perm_;
   }
@@ -52,6 +55,8 @@ class Broadcast : public PrimitiveBase<PrimitiveId::Broadcast> {
   const Shape& shape() const { return shape_; }
   Expected<std::vector<OutputSpec>> output_specs(
       const std::vector<Array>& inputs) const override;
+  NUVEC_TRANSFORM_RULES
+  bool shape_polymorphic() const override { return false; }
   bool params_equal(const Primitive& o) const override {
     return static_cast<const Broadcast&>(o).shape_ == shape_;
   }
@@ -70,6 +75,8 @@ class Slice : public PrimitiveBase<PrimitiveId::Slice> {
       : start_(std::move(start)), size_(std::move(size)), step_(std::move(step)) {}
   Expected<std::vector<OutputSpec>> output_specs(
       const std::vector<Array>& inputs) const override;
+  NUVEC_TRANSFORM_RULES
+  bool shape_polymorphic() const override { return false; }
   bool params_equal(const Primitive& o) const override {
     auto& s = static_cast<const Slice&>(o);
     return s.start_ == start_ && s.size_ == size_ && s.step_ == step_;
@@ -89,6 +96,7 @@ class StopGradient : public PrimitiveBase<PrimitiveId::StopGradient> {
  public:
   Expected<std::vector<OutputSpec>> output_specs(
       const std::vector<Array>& inputs) const override;
+  NUVEC_TRANSFORM_RULES
 };
 
 /// An explicit dense copy (kept by graph simplification).
@@ -96,6 +104,7 @@ class Copy : public PrimitiveBase<PrimitiveId::Copy> {
  public:
   Expected<std::vector<OutputSpec>> output_specs(
       const std::vector<Array>& inputs) const override;
+  NUVEC_TRANSFORM_RULES
 };
 
 /// Reinterprets the bytes as another dtype; the last axis scales by the
@@ -106,6 +115,7 @@ class BitCast : public PrimitiveBase<PrimitiveId::BitCast> {
   DType dtype() const { return dtype_; }
   Expected<std::vector<OutputSpec>> output_specs(
       const std::vector<Array>& inputs) const override;
+  NUVEC_TRANSFORM_RULES
   bool params_equal(const Primitive& o) const override {
     return static_cast<const BitCast&>(o).dtype_ == dtype_;
   }
@@ -121,6 +131,7 @@ class Depends : public PrimitiveBase<PrimitiveId::Depends> {
  public:
   Expected<std::vector<OutputSpec>> output_specs(
       const std::vector<Array>& inputs) const override;
+  NUVEC_TRANSFORM_RULES
 };
 
 }  // namespace nuvec

@@ -24,6 +24,7 @@ class SortPrimitive : public PrimitiveBase<Id> {
   int kth() const { return kth_; }
   Expected<std::vector<OutputSpec>> output_specs(
       const std::vector<Array>& inputs) const override;
+  NUVEC_TRANSFORM_RULES
   bool params_equal(const Primitive& o) const override {
     auto& r = static_cast<const SortPrimitive&>(o);
     return r.axis_ == axis_ && r.kth_ == kth_;
@@ -55,6 +56,7 @@ class Scan : public PrimitiveBase<PrimitiveId::Scan> {
   bool inclusive() const { return inclusive_; }
   Expected<std::vector<OutputSpec>> output_specs(
       const std::vector<Array>& inputs) const override;
+  NUVEC_TRANSFORM_RULES
   bool params_equal(const Primitive& o) const override {
     auto& r = static_cast<const Scan&>(o);
     return r.type_ == type_ && r.axis_ == axis_ && r.reverse_ == reverse_ &&
@@ -90,6 +92,7 @@ class Concatenate : public PrimitiveBase<PrimitiveId::Concatenate> {
   int axis() const { return axis_; }
   Expected<std::vector<OutputSpec>> output_specs(
       const std::vector<Array>& inputs) const override;
+  NUVEC_TRANSFORM_RULES
   bool params_equal(const Primitive& o) const override {
     return static_cast<const Concatenate&>(o).axis_ == axis_;
   }

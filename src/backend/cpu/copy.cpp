@@ -56,6 +56,16 @@ void eval(const AsType&, const Arrays& in, Arrays& out) { copy_general(in[0], ou
 void eval(const Copy&, const Arrays& in, Arrays& out) { copy_general(in[0], out[0]); }
 void eval(const StopGradient&, const Arrays& in, Arrays& out) { copy_general(in[0], out[0]); }
 void eval(const Reshape&, const Arrays& in, Arrays& out) { copy_general(in[0], out[0]); }
+// A compile placeholder has no values: the traced function evaluated it.
+void eval(const Placeholder&, const Arrays&, Arrays&) {
+  throw Error(ErrorKind::transform,
+              "the function evaluated an array while compile traced it (values do not exist "
+              "during the trace); evaluate outside the compiled function");
+}
+// Custom's outputs are views of its trailing inputs; copied only if asked.
+void eval(const Custom& p, const Arrays& in, Arrays& out) {
+  for (size_t i = 0; i < out.size(); ++i) copy_general(in[p.num_primals() + i], out[i]);
+}
 // Views are normally shared by the evaluator; a dense copy is also correct.
 void eval(const Transpose&, const Arrays& in, Arrays& out) { copy_general(in[0], out[0]); }
 void eval(const Broadcast&, const Arrays& in, Arrays& out) { copy_general(in[0], out[0]); }

@@ -7,6 +7,7 @@
 
 #include "nuvec/core/graph.h"
 #include "nuvec/primitives/conv.h"
+#include "nuvec/primitives/custom.h"
 #include "nuvec/primitives/elementwise.h"
 #include "nuvec/primitives/indexing.h"
 #include "nuvec/primitives/linalg.h"
@@ -17,7 +18,6 @@
 
 namespace nuvec::cpu {
 
-using Arrays = std::vector<Array>;
 
 template <PrimitiveId Id, UnaryRule R>
 void eval(const UnaryPrimitive<Id, R>& p, const Arrays& in, Arrays& out);
@@ -48,6 +48,8 @@ void eval(const SortPrimitive<Id>& p, const Arrays& in, Arrays& out);
 void eval(const Scan& p, const Arrays& in, Arrays& out);
 void eval(const Concatenate& p, const Arrays& in, Arrays& out);
 void eval(const Im2Col& p, const Arrays& in, Arrays& out);
+void eval(const Custom& p, const Arrays& in, Arrays& out);
+void eval(const Placeholder& p, const Arrays& in, Arrays& out);
 
 /// Typed pointer to the first element of an available CPU array.
 template <class T>

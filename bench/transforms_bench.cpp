@@ -1,0 +1,87 @@
+// The transforms' own overhead, and checkpoint's memory.
+//  1. A 1,000-node graph of small arrays: building the forward graph alone
+//     (baseline) against value_and_grad (forward + tape walk + backward
+//     graph construction), and against evaluating the forward pass.
+//  2. A 20-layer MLP: the peak memory of value_and_grad with and without
+//     checkpoint around each layer (memory statistics API).
+#include <cstdio>
+
+#include <nuvec/nuvec.h>
+
+#include "bench_util.h"
+
+using namespace nuvec;
+
+namespace {
+
+Array chain(const Array& x, int nodes) {
+  Array y = x;
+  for (int i = 0; i < nodes / 4; ++i) y = ops::tanh(y * 1.001f + 0.01f) * y;
+  return y.sum();
+}
+
+void overhead() {
+  const int nodes = 1000;
+  Array x = random::normal({16}, float32, random::key(1));
+  x.eval();
+  double build = bench::median_ms(21, [&] { (void)chain(x, nodes); });
+  double forward = bench::median_ms(21, [&] { chain(x, nodes).eval(); });
+  double vg_build = bench::median_ms(21, [&] {
+    (void)value_and_grad([&](const Array& a) { return chain(a, nodes); })(x);
+  });
+  double vg_eval = bench::median_ms(21, [&] {
+    auto [v, g] = value_and_grad([&](const Array& a) { return chain(a, nodes); })(x);
+    nuvec::eval(std::tie(v, g));
+  });
+  std::printf("\n1,000-node graph of 16-element arrays (ratios against building the forward graph)\n\n");
+  bench::header();
+  bench::row("forward: build graph", build, build);
+  bench::row("forward: build + eval", forward, build);
+  bench::row("value_and_grad: build (fwd + tape + bwd)", vg_build, build);
+  bench::row("value_and_grad: build + eval", vg_eval, build);
+  std::printf("\ntape cost (value_and_grad build - forward build) / forward build: %.2f\n",
+              (vg_build - build) / build);
+}
+
+struct Mlp {
+  std::vector<Array> w;
+};
+NUVEC_TREE(Mlp, w)
+
+void checkpoint_memory() {
+  const int layers = 20, width = 512, batch = 256;
+  Mlp m;
+  for (int i = 0; i < layers; ++i)
+    m.w.push_back(random::normal({width, width}, float32, random::key(i)) * (1.0f / 22.6f));
+  Array x = random::normal({batch, width}, float32, random::key(99));
+  nuvec::eval(m);
+  x.eval();
+  auto layer = [](const std::pair<Array, Array>& p) { return ops::tanh(ops::matmul(p.first, p.second)); };
+  auto run = [&](bool cp) {
+    clear_cache();
+    reset_peak_memory();
+    size_t base = get_active_memory();
+    auto [v, g] = value_and_grad([&](const Mlp& p) {
+      Array h = x;
+      for (const auto& w : p.w) h = cp ? checkpoint(layer)(std::make_pair(h, w)) : layer({h, w});
+      return (h * h).sum();
+    })(m);
+    nuvec::eval(std::tie(v, g));
+    return double(get_peak_memory() - base) / (1 << 20);
+  };
+  double plain = run(false);
+  double cp = run(true);
+  std::printf("\n20-layer MLP (%d x %d, batch %d), value_and_grad peak memory above the inputs\n\n",
+              width, width, batch);
+  std::printf("| %-28s | %10s |\n|------------------------------|------------|\n", "", "peak MiB");
+  std::printf("| %-28s | %10.1f |\n| %-28s | %10.1f |\n", "without checkpoint", plain,
+              "checkpoint around each layer", cp);
+  std::printf("\nratio checkpoint / plain: %.2f\n", cp / plain);
+}
+
+}  // namespace
+
+int main() {
+  overhead();
+  checkpoint_memory();
+}

@@ -1,0 +1,195 @@
+// compile and compile_mut: trace a function once per input signature,
+// simplify the graph, and replay it on later calls (docs/compile.md).
+#pragma once
+
+#include <any>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "nuvec/core/graph.h"
+#include "nuvec/random.h"
+#include "nuvec/transforms/flat.h"
+#include "nuvec/tree/ops.h"
+
+namespace nuvec {
+
+/// Options of compile, compile_flat and compile_mut (the spec's
+/// compile::Options).
+struct CompileOptions {
+  /// Trace once per structure, dtypes and ranks, replay for any shapes.
+  bool shapeless = false;
+  /// Traces kept per compiled function (least recently used dropped); 0
+  /// disables caching (every call traces).
+  size_t cache_capacity = 64;
+};
+
+namespace detail {
+
+/// What a trace is keyed on: the input structure, each leaf's dtype and
+/// shape (rank when shapeless), and the default stream.
+struct CompileKey {
+  TreeDef def;
+  std::vector<DType> dtypes;
+  std::vector<Shape> shapes;  // ranks only (all dims -1) when shapeless
+  Stream stream{0, Device::cpu};
+  bool operator==(const CompileKey& o) const;
+  uint64_t hash() const;
+};
+
+/// The key of `leaves` under `def`; when shapeless, leaves from
+/// `exact_prefix` on are keyed by rank only (compile_mut keys its state
+/// exactly and its inputs by rank).
+CompileKey make_compile_key(TreeDef def, const std::vector<Array>& leaves, bool shapeless,
+                            size_t exact_prefix = 0);
+
+/// compile_mut's rule: the step must leave the state's structure as it was.
+void check_state_structure(const TreeDef& before, const TreeDef& after);
+
+/// A traced function: runs f on the placeholders and returns its output
+/// leaves, storing the output's structure in `out_like`.
+using TraceFn = std::function<std::vector<Array>(const std::vector<Array>& placeholders,
+                                                 std::any& out_like)>;
+
+/// The shared state of one compiled function: its cache of traces.
+class CompiledCore {
+ public:
+  explicit CompiledCore(CompileOptions options);
+  ~CompiledCore();
+  /// Replays the trace for `key` on `inputs` (tracing first on a miss);
+  /// `out_like` receives the output structure stored with the trace. Throws
+  /// the first failure of an output.
+  std::vector<Array> call(const CompileKey& key, const std::vector<Array>& inputs,
+                          const TraceFn& trace, std::any& out_like);
+  /// How many times the function has been traced.
+  uint64_t trace_count() const;
+  const CompileOptions& options() const { return options_; }
+
+ private:
+  void log_trace(const CompileKey& key) const;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  CompileOptions options_;
+};
+
+}  // namespace detail
+
+/// f compiled: the same results, traced once per input structure (the
+/// TreeDef of the arguments), leaf dtypes and shapes, and default stream;
+/// later calls replay the simplified graph without running f. Called inside
+/// another transform, it runs f itself.
+template <class F>
+class Compiled {
+ public:
+  Compiled(F f, CompileOptions options)
+      : f_(std::move(f)), core_(std::make_shared<detail::CompiledCore>(options)) {}
+
+  template <Tree... Args>
+  auto operator()(const Args&... args) const {
+    using R = std::remove_cvref_t<std::invoke_result_t<const F&, const Args&...>>;
+    if (detail::trace_depth() > 0) return R(f_(args...));
+    auto all = std::forward_as_tuple(args...);
+    std::vector<Array> leaves = tree_leaves(all);
+    auto key = detail::make_compile_key(tree_def(all), leaves, core_->options().shapeless);
+    detail::TraceFn trace = [&](const std::vector<Array>& ph, std::any& out_like) {
+      auto rebuilt = tree_replace_leaves(std::tuple<Args...>(args...), ph);
+      R r = std::apply(f_, rebuilt);
+      std::vector<Array> outs = tree_leaves(r);
+      out_like = std::move(r);
+      return outs;
+    };
+    std::any like;
+    auto outs = core_->call(key, leaves, trace, like);
+    return tree_replace_leaves(std::any_cast<const R&>(like), outs);
+  }
+
+  /// How many times f has been traced (tests use it to prove replays).
+  uint64_t trace_count() const { return core_->trace_count(); }
+
+ private:
+  F f_;
+  std::shared_ptr<detail::CompiledCore> core_;
+};
+
+template <class F>
+Compiled<std::decay_t<F>> compile(F&& f, CompileOptions options = {}) {
+  return Compiled<std::decay_t<F>>(std::forward<F>(f), options);
+}
+
+/// compile over positional arrays: one trace per input signature.
+inline Compiled<FlatFunction> compile_flat(FlatFunction f, CompileOptions options = {}) {
+  return Compiled<FlatFunction>(std::move(f), options);
+}
+
+/// A compiled stateful step, as MLX's mx.compile(step, inputs=state,
+/// outputs=state): step(state, inputs) runs f(state&, inputs) whose state
+/// leaves are inputs and outputs of the trace; the state is written back
+/// when no output failed. Random draws inside advance the calling thread's
+/// key sequence as an uncompiled call would. A step that changes the state's
+/// structure (a static field, a mode flag) is an error.
+template <class F>
+class CompiledMut {
+ public:
+  CompiledMut(F f, CompileOptions options)
+      : f_(std::move(f)), core_(std::make_shared<detail::CompiledCore>(options)) {}
+
+  template <Tree S, Tree I>
+  auto operator()(S& state, const I& inputs) const {
+    using R = std::remove_cvref_t<std::invoke_result_t<const F&, S&, const I&>>;
+    if (detail::trace_depth() > 0) return R(f_(state, inputs));
+    Array& rng = random::KeySequence::thread_default().state();
+    std::vector<Array> leaves = tree_leaves(state);
+    size_t n_state = leaves.size();
+    std::vector<Array> in_leaves = tree_leaves(inputs);
+    size_t n_in = in_leaves.size();
+    leaves.insert(leaves.end(), in_leaves.begin(), in_leaves.end());
+    leaves.push_back(rng);
+    auto def = tree_def(std::forward_as_tuple(state, inputs));
+    auto key = detail::make_compile_key(std::move(def), leaves, core_->options().shapeless, n_state);
+    detail::TraceFn trace = [&](const std::vector<Array>& ph, std::any& out_like) {
+      S s = tree_replace_leaves(state, std::vector<Array>(ph.begin(), ph.begin() + n_state));
+      I in = tree_replace_leaves(inputs, std::vector<Array>(ph.begin() + n_state, ph.begin() + n_state + n_in));
+      Array saved = rng;
+      rng = ph.back();
+      struct Restore {
+        Array& rng;
+        Array saved;
+        ~Restore() { rng = saved; }
+      } restore{rng, saved};
+      TreeDef before = tree_def(s);
+      R r = f_(s, in);
+      detail::check_state_structure(before, tree_def(s));
+      std::vector<Array> outs = tree_leaves(r);
+      auto st = tree_leaves(s);
+      outs.insert(outs.end(), st.begin(), st.end());
+      outs.push_back(rng);
+      out_like = std::move(r);
+      return outs;
+    };
+    std::any like;
+    auto outs = core_->call(key, leaves, trace, like);
+    const R& r_like = std::any_cast<const R&>(like);
+    size_t n_out = outs.size() - n_state - 1;
+    state = tree_replace_leaves(state, std::vector<Array>(outs.begin() + n_out, outs.end() - 1));
+    rng = outs.back();
+    return tree_replace_leaves(r_like, std::vector<Array>(outs.begin(), outs.begin() + n_out));
+  }
+
+  uint64_t trace_count() const { return core_->trace_count(); }
+
+ private:
+  F f_;
+  std::shared_ptr<detail::CompiledCore> core_;
+};
+
+template <class F>
+CompiledMut<std::decay_t<F>> compile_mut(F&& f, CompileOptions options = {}) {
+  return CompiledMut<std::decay_t<F>>(std::forward<F>(f), options);
+}
+
+}  // namespace nuvec

@@ -1,0 +1,135 @@
+// compile: trace on placeholders once per key, simplify, replay.
+#include "nuvec/compile.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <list>
+#include <mutex>
+#include <unordered_map>
+
+#include "compile/simplify.h"
+#include "nuvec/primitives/custom.h"
+#include "ops/builder.h"
+#include "transforms/tape.h"
+
+namespace nuvec::detail {
+
+bool CompileKey::operator==(const CompileKey& o) const {
+  return stream == o.stream && dtypes == o.dtypes && shapes == o.shapes && def == o.def;
+}
+
+uint64_t CompileKey::hash() const {
+  StaticHasher h;
+  h.u64(def.hash());
+  for (DType d : dtypes) h.u64(static_cast<uint64_t>(d.index()));
+  for (const auto& s : shapes) {
+    h.u64(s.size());
+    for (int v : s) h.u64(static_cast<uint64_t>(static_cast<int64_t>(v)));
+  }
+  h.u64(static_cast<uint64_t>(stream.index));
+  return h.digest();
+}
+
+CompileKey make_compile_key(TreeDef def, const std::vector<Array>& leaves, bool shapeless,
+                            size_t exact_prefix) {
+  CompileKey k;
+  k.def = std::move(def);
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    const Array& a = leaves[i];
+    if (const Error* e = a.error()) throw *e;
+    k.dtypes.push_back(a.dtype());
+    k.shapes.push_back(shapeless && i >= exact_prefix ? Shape(a.ndim(), -1) : a.shape());
+  }
+  k.stream = default_stream();
+  return k;
+}
+
+void check_state_structure(const TreeDef& before, const TreeDef& after) {
+  if (before == after) return;
+  throw Error(ErrorKind::transform,
+              "compile_mut: the step changed the structure of its state (" + after.difference(before) +
+                  "), so every call would trace again; hold such values in arrays, or leave the "
+                  "field out of the structure (NUVEC_UNCHECKED), whose value is then baked into "
+                  "the trace");
+}
+
+namespace {
+
+bool log_compiles() {
+  static const bool on = [] {
+    const char* v = std::getenv("NUVEC_LOG_COMPILES");
+    return v && *v && std::string(v) != "0";
+  }();
+  return on;
+}
+
+}  // namespace
+
+struct CompiledCore::Impl {
+  struct Entry {
+    CompileKey key;
+    uint64_t hash;
+    compiler::Graph graph;
+    std::any out_like;
+  };
+  std::mutex mu;
+  std::list<Entry> entries;  // most recently used first
+  std::atomic<uint64_t> traces{0};
+};
+
+// NUVEC_LOG_COMPILES=1: one line per trace, with what differs from the most
+// recently used trace.
+void CompiledCore::log_trace(const CompileKey& key) const {
+  std::string why = "first trace";
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    if (!impl_->entries.empty()) {
+      const CompileKey& last = impl_->entries.front().key;
+      if (!(last.def == key.def)) why = key.def.difference(last.def);
+      else if (last.dtypes != key.dtypes) why = "a leaf's dtype changed";
+      else if (last.shapes != key.shapes) why = "a leaf's shape changed";
+      else why = "the default stream changed";
+    }
+  }
+  std::fprintf(stderr, "[nuvec] compile: tracing %s (%s)\n", key.def.root_type.c_str(), why.c_str());
+}
+
+CompiledCore::CompiledCore(CompileOptions options)
+    : impl_(std::make_unique<Impl>()), options_(options) {}
+CompiledCore::~CompiledCore() = default;
+
+uint64_t CompiledCore::trace_count() const { return impl_->traces.load(); }
+
+std::vector<Array> CompiledCore::call(const CompileKey& key, const std::vector<Array>& inputs,
+                                      const TraceFn& trace, std::any& out_like) {
+  uint64_t h = key.hash();
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    for (auto it = impl_->entries.begin(); it != impl_->entries.end(); ++it) {
+      if (it->hash != h || !(it->key == key)) continue;
+      impl_->entries.splice(impl_->entries.begin(), impl_->entries, it);
+      out_like = it->out_like;
+      // Replaying outside the lock would need a copy; the graph is
+      // immutable once traced, so holding the lock is not needed either.
+      const compiler::Graph& g = it->graph;
+      return compiler::replay(g, inputs);
+    }
+  }
+  // No lock is held while tracing (f may call other compiled functions).
+  impl_->traces.fetch_add(1);
+  if (log_compiles()) log_trace(key);
+  Impl::Entry e{key, h, {}, {}};
+  e.graph = compiler::trace(inputs, options_.shapeless, [&](const std::vector<Array>& ph) {
+    return trace(ph, e.out_like);
+  });
+  out_like = e.out_like;
+  std::vector<Array> outs = compiler::replay(e.graph, inputs);
+  if (options_.cache_capacity > 0) {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->entries.push_front(std::move(e));
+    while (impl_->entries.size() > options_.cache_capacity) impl_->entries.pop_back();
+  }
+  return outs;
+}
+
+}  // namespace nuvec::detail

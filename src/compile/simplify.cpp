@@ -1,0 +1,159 @@
+// Graph simplification for compile.
+#include <bit>
+#include <cstring>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "compile/simplify.h"
+#include "nuvec/ops/ops.h"
+#include "nuvec/primitives/params.h"
+
+namespace nuvec::compiler {
+
+namespace {
+
+thread_local SimplifyStats stats;
+
+// A primitive whose single output equals its input: a same-type
+// conversion, or a view with the input's shape, strides and offset. Explicit
+// copies and dependencies are never identities.
+bool is_identity(const Step& s, const Arrays& ins) {
+  PrimitiveId id = s.primitive->id();
+  if (ins.size() != 1 || s.outputs.size() != 1 || !s.output_alive[0]) return false;
+  const Array& in = ins[0];
+  const Array& out = s.outputs[0];
+  if (!(in.dtype() == out.dtype()) || in.shape() != out.shape()) return false;
+  if (id == PrimitiveId::AsType) return true;
+  return is_view(id) && in.strides() == out.strides() && in.desc()->offset == out.desc()->offset;
+}
+
+bool never_merged(PrimitiveId id) {
+  return id == PrimitiveId::Copy || id == PrimitiveId::Depends || id == PrimitiveId::Placeholder;
+}
+
+// The value key of a constant that holds one value (a 0-d array, or a
+// scalar broadcast to a shape: all strides 0, known without evaluating):
+// dtype, shape and bits; nothing for other constants. Constants do not
+// depend on the placeholders, so they can be evaluated while tracing (a
+// replay would compute them anyway).
+struct ScalarKey {
+  int dtype;
+  Shape shape;
+  uint64_t bits;
+  bool operator<(const ScalarKey& o) const {
+    return std::tie(dtype, shape, bits) < std::tie(o.dtype, o.shape, o.bits);
+  }
+};
+
+std::optional<ScalarKey> scalar_key(const Array& a) {
+  if (a.is_failed() || is_complex(a.dtype()) || a.size() == 0) return std::nullopt;
+  for (auto st : a.strides())
+    if (st != 0) return std::nullopt;
+  Array one = a.ndim() == 0 ? a : ops::reshape(ops::slice(a, std::vector<int>(a.ndim(), 0),
+                                                          std::vector<int>(a.ndim(), 1)), {});
+  uint64_t bits;
+  try {
+    if (is_floating(a.dtype())) {
+      bits = std::bit_cast<uint64_t>(one.item<double>());  // exact for every float dtype
+    } else if (a.dtype() == uint64) {
+      bits = one.item<uint64_t>();
+    } else {
+      bits = static_cast<uint64_t>(one.item<int64_t>());
+    }
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  return ScalarKey{static_cast<int>(a.dtype().index()), a.shape(), bits};
+}
+
+size_t cse_hash(const Step& s, const Arrays& ins) {
+  size_t h = params::combine(static_cast<size_t>(s.primitive->id()), s.primitive->params_hash());
+  for (const auto& in : ins) h = params::combine(h, std::hash<const void*>{}(in.id()));
+  return h;
+}
+
+}  // namespace
+
+SimplifyStats last_simplify_stats() { return stats; }
+
+Graph simplify(Graph g) {
+  stats = {};
+  std::unordered_set<const void*> produced;
+  for (const auto& p : g.placeholders) produced.insert(p.id());
+  for (const auto& s : g.steps)
+    for (const auto& o : s.outputs) produced.insert(o.id());
+
+  std::unordered_map<const void*, Array> canon;
+  std::map<ScalarKey, Array> scalars;
+  auto resolve = [&](const Array& a) -> Array {
+    auto it = canon.find(a.id());
+    if (it != canon.end()) return it->second;
+    if (produced.count(a.id())) return a;
+    auto key = scalar_key(a);
+    if (!key) return a;
+    auto [sit, fresh] = scalars.emplace(*key, a);
+    if (!fresh && sit->second.id() != a.id()) {
+      ++stats.constants_merged;
+      canon.emplace(a.id(), sit->second);
+    }
+    return sit->second;
+  };
+
+  std::unordered_multimap<size_t, size_t> seen;  // cse hash -> index in kept
+  std::vector<Step> kept;
+  for (auto& s : g.steps) {
+    Arrays ins;
+    for (const auto& in : s.inputs) ins.push_back(resolve(in));
+    if (is_identity(s, ins)) {
+      ++stats.identities;
+      canon.emplace(s.outputs[0].id(), ins[0]);
+      continue;
+    }
+    bool merged = false;
+    if (!never_merged(s.primitive->id())) {
+      size_t h = cse_hash(s, ins);
+      auto range = seen.equal_range(h);
+      for (auto it = range.first; it != range.second && !merged; ++it) {
+        const Step& k = kept[it->second];
+        if (!k.primitive->is_equivalent(*s.primitive) || k.inputs.size() != ins.size() ||
+            k.outputs.size() != s.outputs.size())
+          continue;
+        bool same = true;
+        for (size_t i = 0; i < ins.size() && same; ++i) same = k.inputs[i].id() == ins[i].id();
+        if (!same) continue;
+        for (size_t j = 0; j < s.outputs.size(); ++j)
+          if (s.output_alive[j]) canon.emplace(s.outputs[j].id(), k.outputs[j]);
+        merged = true;
+      }
+      if (merged) {
+        ++stats.common_subexpressions;
+        continue;
+      }
+      seen.emplace(h, kept.size());
+    }
+    s.inputs = std::move(ins);
+    kept.push_back(std::move(s));
+  }
+  for (auto& o : g.outputs) o = resolve(o);
+
+  // Drop steps whose outputs nothing uses.
+  std::unordered_set<const void*> live;
+  for (const auto& o : g.outputs) live.insert(o.id());
+  std::vector<bool> keep(kept.size(), false);
+  for (size_t i = kept.size(); i-- > 0;) {
+    for (const auto& o : kept[i].outputs) keep[i] = keep[i] || live.count(o.id());
+    if (!keep[i]) {
+      ++stats.dead;
+      continue;
+    }
+    for (const auto& in : kept[i].inputs) live.insert(in.id());
+  }
+  g.steps.clear();
+  for (size_t i = 0; i < kept.size(); ++i)
+    if (keep[i]) g.steps.push_back(std::move(kept[i]));
+  return g;
+}
+
+}  // namespace nuvec::compiler

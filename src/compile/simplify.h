@@ -1,0 +1,51 @@
+// A traced graph and its simplification: identity views and same-type
+// conversions removed, equal scalar constants merged, common
+// subexpressions computed once, dead nodes dropped (docs/compile.md).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "nuvec/core/graph.h"
+
+namespace nuvec::compiler {
+
+/// One operation of a traced graph. Inputs refer to earlier steps' outputs
+/// or placeholders by identity; other inputs are constants of the trace.
+struct Step {
+  std::shared_ptr<const Primitive> primitive;
+  Arrays inputs;
+  Arrays outputs;  // the traced outputs (identities); a dead output is failed
+  std::vector<bool> output_alive;
+  const char* op_name;
+  Location loc;
+  Stream stream;
+};
+
+struct Graph {
+  Arrays placeholders;
+  std::vector<Step> steps;
+  Arrays outputs;
+};
+
+/// Runs `f` on placeholders shaped like `inputs` and returns the
+/// simplified graph from them to f's outputs. With `shapeless`, a primitive
+/// whose parameters hold a traced size fails the trace, naming its op.
+Graph trace(const Arrays& inputs, bool shapeless,
+            const std::function<Arrays(const Arrays& placeholders)>& f);
+
+/// The graph applied to `inputs`: each step's primitive built again on the
+/// new arrays (shapes inferred again). Throws the first failed output.
+Arrays replay(const Graph& g, const Arrays& inputs);
+
+/// How many steps the last simplification removed, by reason (for tests).
+struct SimplifyStats {
+  int identities = 0;
+  int constants_merged = 0;
+  int common_subexpressions = 0;
+  int dead = 0;
+};
+SimplifyStats last_simplify_stats();
+
+}  // namespace nuvec::compiler

@@ -1,0 +1,57 @@
+// Transform rule helpers, and the defaults of primitives without a rule.
+#include "primitives/rules.h"
+
+#include "ops/builder.h"
+
+namespace nuvec {
+
+Arrays Primitive::vjp(const Arrays&, const Arrays&, const std::vector<int>&, const Arrays&) const {
+  rules::no_rule(*this, "vjp");
+}
+Arrays Primitive::jvp(const Arrays&, const Arrays&, const std::vector<int>&) const {
+  rules::no_rule(*this, "jvp");
+}
+std::pair<Arrays, std::vector<int>> Primitive::vmap(const Arrays&, const std::vector<int>&) const {
+  rules::no_rule(*this, "vmap");
+}
+
+namespace rules {
+
+Arrays rebuild(const Primitive& p, Arrays inputs) {
+  return ops::detail::build(p.shared_from_this(), std::move(inputs), {}, p.name(),
+                            Location::none());
+}
+
+Array batch_front(const Array& x, int axis) {
+  if (axis < 0) return ops::expand_dims(x, {0});
+  return axis == 0 ? x : ops::moveaxis(x, axis, 0);
+}
+
+std::pair<Arrays, std::vector<int>> elementwise_vmap(const Primitive& p, const Arrays& inputs,
+                                                     const std::vector<int>& axes) {
+  int size = 1;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (axes[i] >= 0) size = inputs[i].shape(axes[i]);
+  Arrays ins;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    Array x = batch_front(inputs[i], axes[i]);
+    if (axes[i] < 0) {
+      Shape s = x.shape();
+      s[0] = size;
+      x = ops::broadcast_to(x, s);
+    }
+    ins.push_back(std::move(x));
+  }
+  Arrays outs = rebuild(p, std::move(ins));
+  return {outs, std::vector<int>(outs.size(), 0)};
+}
+
+Array zeros_of(const Array& x) { return ops::broadcast_to(ops::zeros({}, x.dtype()), x.shape()); }
+
+void no_rule(const Primitive& p, const char* which) {
+  throw Error(ErrorKind::transform,
+              std::string(which) + " of " + p.name() + " is not defined");
+}
+
+}  // namespace rules
+}  // namespace nuvec

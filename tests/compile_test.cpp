@@ -1,0 +1,187 @@
+// compile and compile_mut: the spec's examples, tracing once per key,
+// retracing rules, simplification, errors, and bit-exact replays.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "compile/simplify.h"
+#include <nuvec/compile.h>
+#include <nuvec/nuvec.h>
+
+using namespace nuvec;
+
+namespace compiletest {
+struct Scaled {
+  Array w;
+  float scale = 2.0f;
+  bool training = true;
+};
+NUVEC_TREE(Scaled, w, NUVEC_STATIC(scale), NUVEC_MODE(training))
+}  // namespace compiletest
+using compiletest::Scaled;
+
+TEST(Compile, SpecTraceOnceAndReplay) {
+  auto f = compile([](const Array& x) { return x * x + 1.0f; });
+  Array y = f(array({1.0f, 2.0f}));
+  Array z = f(array({3.0f, 4.0f}));
+  EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{2.0f, 5.0f}));
+  EXPECT_EQ(z.to_vector<float>(), (std::vector<float>{10.0f, 17.0f}));
+  EXPECT_EQ(f.trace_count(), 1u);
+  (void)f(array({1.0f, 2.0f, 3.0f}));  // a new shape: a new trace
+  EXPECT_EQ(f.trace_count(), 2u);
+  (void)f(array({1.0, 2.0}, {2}).astype(float64));  // a new dtype
+  EXPECT_EQ(f.trace_count(), 3u);
+  (void)f(array({5.0f, 6.0f}));
+  EXPECT_EQ(f.trace_count(), 3u);
+}
+
+TEST(Compile, ReplayIsBitExact) {
+  auto chain = [](const Array& x, const Array& y) {
+    Array a = ops::exp(x) * y - ops::tanh(y) / (ops::abs(x) + 1.0f);
+    return std::make_pair(ops::sigmoid(a) + ops::log1p(ops::abs(a)), a.sum(-1));
+  };
+  auto cf = compile(chain);
+  for (int round = 0; round < 3; ++round) {
+    Array x = random::normal({7, 33}, random::key(round));
+    Array y = random::normal({7, 33}, random::key(100 + round));
+    auto [a, b] = chain(x, y);
+    auto [c, d] = cf(x, y);
+    EXPECT_EQ(a.to_vector<float>(), c.to_vector<float>());
+    EXPECT_EQ(b.to_vector<float>(), d.to_vector<float>());
+  }
+  EXPECT_EQ(cf.trace_count(), 1u);
+}
+
+TEST(Compile, RetracesOnStructureOnly) {
+  auto f = compile([](const Scaled& s) { return s.w * s.scale + (s.training ? 1.0f : 0.0f); });
+  Scaled s{array({1.0f})};
+  EXPECT_EQ(f(s).item<float>(), 3.0f);
+  s.w = array({2.0f});
+  EXPECT_EQ(f(s).item<float>(), 5.0f);
+  EXPECT_EQ(f.trace_count(), 1u);
+  s.scale = 3.0f;  // a static field: retrace once instead of a stale constant
+  EXPECT_EQ(f(s).item<float>(), 7.0f);
+  EXPECT_EQ(f(s).item<float>(), 7.0f);
+  EXPECT_EQ(f.trace_count(), 2u);
+  s.training = false;  // a mode switch
+  EXPECT_EQ(f(s).item<float>(), 6.0f);
+  EXPECT_EQ(f.trace_count(), 3u);
+  std::pair<Param, Array> p{Param(array({1.0f})), array({1.0f})};
+  auto g = compile([](const std::pair<Param, Array>& q) { return q.first.value + q.second; });
+  (void)g(p);
+  p.first.frozen = true;  // a frozen flag
+  (void)g(p);
+  EXPECT_EQ(g.trace_count(), 2u);
+}
+
+TEST(Compile, CacheCapacity) {
+  auto f = compile([](const Array& x) { return x + 1.0f; }, CompileOptions{.cache_capacity = 2});
+  for (int n : {1, 2, 3, 1}) (void)f(ops::ones({n}));
+  EXPECT_EQ(f.trace_count(), 4u);  // shape 1 was evicted by 3
+  (void)f(ops::ones({3}));
+  EXPECT_EQ(f.trace_count(), 4u);
+  auto g = compile([](const Array& x) { return x + 1.0f; }, CompileOptions{.cache_capacity = 0});
+  (void)g(ops::ones({2}));
+  (void)g(ops::ones({2}));
+  EXPECT_EQ(g.trace_count(), 2u);
+}
+
+TEST(Compile, EvaluatingInsideTheTraceIsAnError) {
+  auto f = compile([](const Array& x) {
+    Array y = x * 2.0f;
+    (void)y.item<float>();
+    return y;
+  });
+  try {
+    (void)f(array(1.0f));
+    FAIL() << "must throw";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("while compile traced it"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)f(array(1.0f)), Error);  // a failed trace is not cached
+}
+
+TEST(Compile, CapturesAndRandomDrawsAreConstants) {
+  Array c = array({1.0f, 2.0f});
+  auto f = compile([&](const Array& x) { return x + c + random::uniform({2}); });
+  Array a = f(ops::zeros({2}));
+  c = array({100.0f, 100.0f});  // the trace holds the old array
+  Array b = f(ops::zeros({2}));
+  EXPECT_EQ(a.to_vector<float>(), b.to_vector<float>());
+  EXPECT_LT(b.to_vector<float>()[0], 2.0f);
+}
+
+TEST(Compile, SimplifiesTheGraph) {
+  auto f = compile([](const Array& x) {
+    Array a = ops::exp(x) + ops::exp(x);              // one exp
+    Array b = (x * 2.0f) + (x * 2.0f);                // one product, one constant
+    return a + b.astype(float32) + ops::reshape(x, x.shape());
+  });
+  Array x = array({0.5f, 1.5f});
+  Array y = f(x);
+  auto st = compiler::last_simplify_stats();
+  EXPECT_GE(st.common_subexpressions, 2);
+  EXPECT_GE(st.constants_merged, 1);
+  auto v = y.to_vector<float>();
+  for (int i = 0; i < 2; ++i) {
+    float xi = i ? 1.5f : 0.5f;
+    EXPECT_FLOAT_EQ(v[i], 2 * std::exp(xi) + 4 * xi + xi);
+  }
+}
+
+TEST(Compile, InsideTransformsRunsTheFunction) {
+  auto f = compile([](const Array& x) { return (x * x).sum(); });
+  auto g = grad([&](const Array& x) { return f(x); })(array({1.0f, 3.0f}));
+  EXPECT_EQ(g.to_vector<float>(), (std::vector<float>{2.0f, 6.0f}));
+  EXPECT_EQ(f.trace_count(), 0u);
+  auto cg = compile(grad([](const Array& x) { return (x * x * x).sum(); }));
+  EXPECT_EQ(cg(array({1.0f, 2.0f})).to_vector<float>(), (std::vector<float>{3.0f, 12.0f}));
+  EXPECT_EQ(cg(array({2.0f, 3.0f})).to_vector<float>(), (std::vector<float>{12.0f, 27.0f}));
+  EXPECT_EQ(cg.trace_count(), 1u);
+}
+
+TEST(Compile, SpecCompileMutTrainingStep) {
+  auto step = compile_mut([](Array& w, const std::pair<Array, Array>& xy) {
+    const auto& [x, y] = xy;
+    auto loss = [&](const Array& v) {
+      Array r = v * x - y;
+      return (r * r).sum();
+    };
+    auto [l, g] = value_and_grad(loss)(w);
+    w = w - g * 0.1f;
+    return l;
+  });
+  Array w = array({0.0f});
+  for (int i = 0; i < 50; ++i) (void)step(w, std::make_pair(array({1.0f}), array({2.0f})));
+  EXPECT_NEAR(w.item<float>(), 2.0f, 1e-3f);
+  EXPECT_EQ(step.trace_count(), 1u);
+}
+
+TEST(Compile, CompileMutThreadsTheRandomKey) {
+  auto body = [](Array& s, const Array& x) {
+    s = s + random::uniform({3}) * x;
+    return s.sum();
+  };
+  auto step = compile_mut(body);
+  random::seed(5);
+  Array a = ops::zeros({3});
+  std::vector<float> compiled;
+  for (int i = 0; i < 3; ++i) compiled.push_back(step(a, array(1.0f)).item<float>());
+  random::seed(5);
+  Array b = ops::zeros({3});
+  std::vector<float> plain;
+  for (int i = 0; i < 3; ++i) plain.push_back(body(b, array(1.0f)).item<float>());
+  EXPECT_EQ(compiled, plain);
+  EXPECT_EQ(a.to_vector<float>(), b.to_vector<float>());
+  EXPECT_EQ(step.trace_count(), 1u);
+}
+
+TEST(Compile, CompileMutStructureChangeIsAnError) {
+  auto step = compile_mut([](Scaled& s, const Array& x) {
+    s.scale += 1.0f;  // a host counter in a static field
+    return s.w * x;
+  });
+  Scaled s{array({1.0f})};
+  EXPECT_THROW((void)step(s, array(1.0f)), Error);
+  EXPECT_EQ(s.scale, 2.0f);  // unchanged on failure
+}
