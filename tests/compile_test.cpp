@@ -185,3 +185,39 @@ TEST(Compile, CompileMutStructureChangeIsAnError) {
   EXPECT_THROW((void)step(s, array(1.0f)), Error);
   EXPECT_EQ(s.scale, 2.0f);  // unchanged on failure
 }
+
+TEST(Compile, ShapelessSwiGLUTracesOnce) {
+  auto body = [](const std::pair<Array, Array>& gu) {
+    const auto& [g, u] = gu;
+    return g * ops::sigmoid(g) * u + 0.5f;
+  };
+  auto swiglu = compile(body, CompileOptions{.shapeless = true});
+  auto shaped = compile(body);
+  for (int rows : {7, 512, 2048}) {
+    Array g = random::normal({rows, 64}, random::key(rows));
+    Array u = random::normal({rows, 64}, random::key(rows + 1));
+    Array a = swiglu(std::make_pair(g, u));
+    ASSERT_EQ(a.shape(), (Shape{rows, 64}));
+    EXPECT_EQ(a.to_vector<float>(), shaped(std::make_pair(g, u)).to_vector<float>());
+  }
+  EXPECT_EQ(swiglu.trace_count(), 1u);
+  EXPECT_EQ(shaped.trace_count(), 3u);
+  // Broadcasting is replayed as the uncompiled op does it.
+  auto add = compile([](const Array& a, const Array& b) { return a + b; }, CompileOptions{.shapeless = true});
+  EXPECT_EQ(add(ops::ones({2, 3}), ops::ones({3})).shape(), (Shape{2, 3}));
+  EXPECT_EQ(add(ops::ones({4, 5}), ops::ones({5})).shape(), (Shape{4, 5}));
+  EXPECT_EQ(add(ops::ones({4, 1}), ops::ones({5})).shape(), (Shape{4, 5}));
+  EXPECT_EQ(add.trace_count(), 1u);
+}
+
+TEST(Compile, ShapelessRejectsTracedSizes) {
+  auto f = compile([](const Array& x) { return ops::reshape(x, {-1}) * 2.0f; },
+                   CompileOptions{.shapeless = true});
+  try {
+    (void)f(ops::ones({2, 3}));
+    FAIL() << "must throw";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("reshape"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("shapeless"), std::string::npos) << e.what();
+  }
+}

@@ -21,6 +21,8 @@ thread_local SimplifyStats stats;
 // copies and dependencies are never identities.
 bool is_identity(const Step& s, const Arrays& ins) {
   PrimitiveId id = s.primitive->id();
+  // (A relative broadcast has several inputs: an identity at these shapes
+  // is not one at the shapes a shapeless replay sees.)
   if (ins.size() != 1 || s.outputs.size() != 1 || !s.output_alive[0]) return false;
   const Array& in = ins[0];
   const Array& out = s.outputs[0];

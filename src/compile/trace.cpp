@@ -21,6 +21,14 @@ Graph trace(const Arrays& inputs, bool shapeless, const std::function<Arrays(con
           ops::detail::make<Placeholder>(in.shape(), in.dtype()), {}, {}, "compile", Location::none()));
       ids.insert(g.placeholders.back().id());
     }
+    bool& flag = ops::detail::shapeless_tracing();
+    bool saved = flag;
+    flag = shapeless;
+    struct Restore {
+      bool& flag;
+      bool saved;
+      ~Restore() { flag = saved; }
+    } restore{flag, saved};
     outs = f(g.placeholders);
   }
   transforms::throw_if_failed(outs);

@@ -4,6 +4,11 @@
 
 namespace nuvec::ops::detail {
 
+bool& shapeless_tracing() {
+  thread_local bool on = false;
+  return on;
+}
+
 const Array* first_failed(const std::vector<Array>& arrays) {
   for (const auto& a : arrays)
     if (a.is_failed()) return &a;

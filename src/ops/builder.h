@@ -26,6 +26,10 @@ std::optional<int> normalize_axis(int axis, int ndim);
 /// Sorted, unique, normalised axes, or an error message.
 Expected<std::vector<int>> normalize_axes(const std::vector<int>& axes, int ndim);
 
+/// Whether shapeless compile is tracing on this thread (element-wise ops
+/// then make every broadcast relative).
+bool& shapeless_tracing();
+
 template <class P, class... Args>
 std::shared_ptr<const Primitive> make(Args&&... args) {
   return std::make_shared<const P>(std::forward<Args>(args)...);

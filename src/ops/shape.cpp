@@ -175,8 +175,24 @@ std::vector<Array> broadcast_arrays(const std::vector<Array>& inputs, StreamOrDe
     if (!b) return {fail(b.error().kind(), b.error().message(), "broadcast_arrays", loc)};
     shape = *b;
   }
+  // Relative broadcasts (against the other operands, not to a literal
+  // shape), so shapeless compile can replay element-wise ops at any shape.
+  // While shapeless compile traces, every operand is wrapped (even equal
+  // shapes), so a replay at shapes that broadcast differently still works.
+  bool all_equal = true;
+  for (const auto& in : inputs) all_equal = all_equal && in.shape() == shape;
+  if (all_equal && !detail::shapeless_tracing()) return inputs;
   std::vector<Array> out;
-  for (const auto& in : inputs) out.push_back(ops::broadcast_to(in, shape, s, loc));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].shape() == shape && !detail::shapeless_tracing()) {
+      out.push_back(inputs[i]);
+      continue;
+    }
+    std::vector<Array> ins{inputs[i]};
+    for (size_t j = 0; j < inputs.size(); ++j)
+      if (j != i) ins.push_back(inputs[j]);
+    out.push_back(build1(make<Broadcast>(shape, true), std::move(ins), s, "broadcast_arrays", loc));
+  }
   return out;
 }
 

@@ -32,14 +32,22 @@ Arrays Transpose::jvp(const Arrays&, const Arrays& tangents,
   return {ops::transpose(tangents[0], perm_)};
 }
 
+// The extra inputs of a relative broadcast lend only their shapes: zero.
 Arrays Broadcast::vjp(const Arrays& primals, const Arrays& cotangents,
-                      const std::vector<int>&, const Arrays&) const {
-  return {rules::sum_to_shape(cotangents[0], primals[0].shape())};
+                      const std::vector<int>& argnums, const Arrays&) const {
+  Arrays out;
+  for (int a : argnums)
+    out.push_back(a == 0 ? rules::sum_to_shape(cotangents[0], primals[0].shape())
+                         : rules::zeros_of(primals[a]));
+  return out;
 }
 
-Arrays Broadcast::jvp(const Arrays&, const Arrays& tangents,
-                      const std::vector<int>&) const {
-  return {ops::broadcast_to(tangents[0], shape_)};
+Arrays Broadcast::jvp(const Arrays& primals, const Arrays& tangents,
+                      const std::vector<int>& argnums) const {
+  Shape out = rules::rebuild(*this, primals)[0].shape();
+  for (size_t i = 0; i < argnums.size(); ++i)
+    if (argnums[i] == 0) return {ops::broadcast_to(tangents[i], out)};
+  return {ops::zeros(out, primals[0].dtype())};
 }
 
 Arrays Slice::vjp(const Arrays& primals, const Arrays& cotangents,

@@ -1,6 +1,7 @@
 #include "nuvec/primitives/shape_ops.h"
 
 #include "nuvec/core/graph.h"
+#include "nuvec/ops/shape.h"
 
 #include <algorithm>
 #include <sstream>
@@ -107,6 +108,16 @@ Expected<std::vector<OutputSpec>> Transpose::output_specs(
 Expected<std::vector<OutputSpec>> Broadcast::output_specs(
     const std::vector<Array>& inputs) const {
   const Array& x = inputs.at(0);
+  Shape target = shape_;
+  if (relative_) {
+    target = x.shape();
+    for (size_t i = 1; i < inputs.size(); ++i) {
+      auto b = ops::broadcast_shapes(target, inputs[i].shape());
+      if (!b) return b.error();
+      target = *b;
+    }
+  }
+  const Shape& shape_ = target;  // the relative target, or the literal one
   int n = static_cast<int>(shape_.size()), m = x.ndim();
   auto bad = [&] {
     return op_error(ErrorKind::shape_mismatch, "cannot broadcast an array of shape " +

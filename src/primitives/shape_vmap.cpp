@@ -78,6 +78,22 @@ VmapResult Transpose::vmap(const Arrays& inputs,
 // axes go between the batch and them.
 VmapResult Broadcast::vmap(const Arrays& inputs,
                            const std::vector<int>& axes) const {
+  if (relative_) {
+    // Every input: batch axis first (size 1 when unbatched), then size-1
+    // axes up to the common rank, so the batch axes line up.
+    size_t rank = 0;
+    for (size_t i = 0; i < inputs.size(); ++i)
+      rank = std::max(rank, static_cast<size_t>(inputs[i].ndim() - (axes[i] >= 0 ? 1 : 0)));
+    Arrays ins;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      Array x = rules::batch_front(inputs[i], axes[i]);
+      Shape aligned{x.shape(0)};
+      aligned.insert(aligned.end(), rank - static_cast<size_t>(x.ndim() - 1), 1);
+      aligned.insert(aligned.end(), x.shape().begin() + 1, x.shape().end());
+      ins.push_back(ops::reshape(x, aligned));
+    }
+    return {rules::rebuild(*this, std::move(ins)), {0}};
+  }
   Array x = rules::batch_front(inputs[0], axes[0]);
   int size = x.shape(0);
   Shape aligned{size};

@@ -48,23 +48,34 @@ class Transpose : public PrimitiveBase<PrimitiveId::Transpose> {
   std::vector<int> perm_;  // a permutation of the input's axes
 };
 
-/// Broadcasts to `shape` (NumPy's rules), as a view with zero strides.
+/// Broadcasts input 0 to `shape` (NumPy's rules), as a view with zero
+/// strides. A *relative* broadcast (element-wise operands, made by
+/// broadcast_arrays) has the other operands as extra inputs and broadcasts
+/// to the common shape of all its inputs: it holds no size, so shapeless
+/// compile replays it for any shapes (the extra inputs lend only their
+/// shapes).
 class Broadcast : public PrimitiveBase<PrimitiveId::Broadcast> {
  public:
-  explicit Broadcast(Shape shape) : shape_(std::move(shape)) {}
+  explicit Broadcast(Shape shape, bool relative = false)
+      : shape_(std::move(shape)), relative_(relative) {}
   const Shape& shape() const { return shape_; }
+  bool relative() const { return relative_; }
   Expected<std::vector<OutputSpec>> output_specs(
       const std::vector<Array>& inputs) const override;
   NUVEC_TRANSFORM_RULES
-  bool shape_polymorphic() const override { return false; }
+  bool shape_polymorphic() const override { return relative_; }
   bool params_equal(const Primitive& o) const override {
-    return static_cast<const Broadcast&>(o).shape_ == shape_;
+    auto& b = static_cast<const Broadcast&>(o);
+    return b.relative_ == relative_ && (relative_ || b.shape_ == shape_);
   }
-  size_t params_hash() const override { return params::hash_vector(shape_); }
+  size_t params_hash() const override {
+    return relative_ ? 0x9e3779b9u : params::hash_vector(shape_);
+  }
   void print_params(std::ostream& os) const override { os << shape_; }
 
  private:
   Shape shape_;
+  bool relative_;
 };
 
 /// Basic slicing: per axis, `start` and the element count `size` walking by
