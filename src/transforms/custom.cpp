@@ -45,9 +45,12 @@ Arrays Custom::vjp(const Arrays& primals, const Arrays& cotangents, const std::v
                                             std::to_string(grads.size()) + " gradients for " +
                                             std::to_string(p.size()) + " primals");
   } else {
-    // Recompute f and differentiate it (checkpoint's backward pass).
+    // Recompute f and differentiate it (checkpoint's backward pass). The
+    // primals are made to depend on the cotangents, so the recomputation
+    // runs when the backward pass reaches this node, not as soon as its
+    // inputs exist (which would hold every recomputed block at once).
     auto seeds = [&](const Arrays&) { return cotangents; };
-    grads = detail::vjp(rules_->f, p, seeds, args).grads;
+    grads = detail::vjp(rules_->f, ops::depends(p, cotangents), seeds, args).grads;
   }
   Arrays out;
   for (int a : argnums)
