@@ -218,3 +218,19 @@ TEST(Transforms, VmapOverKeys) {
     for (int j = 0; j < 5; ++j) EXPECT_EQ(all[i * 5 + j], one[j]) << i << "," << j;
   }
 }
+
+TEST(Transforms, CustomFunctionVmapRule) {
+  // A vmap rule that is visibly different (adds 100) proves it is used; the
+  // default falls back to vmapping f itself.
+  auto f = custom_function([](const Array& x) { return x * 2.0f; })
+               .with_vmap([](const Array& xs, const std::vector<int>& axes) {
+                 return std::make_pair(ops::moveaxis(xs, axes[0], 0) * 2.0f + 100.0f, std::vector<int>{0});
+               });
+  Array xs = ops::reshape(ops::arange(6).astype(float32), {2, 3});
+  auto out = vmap([&](const Array& x) { return f(x); }).in_axes(1)(xs);
+  ASSERT_EQ(out.shape(), (Shape{3, 2}));
+  EXPECT_EQ(out.to_vector<float>(), (std::vector<float>{100, 106, 102, 108, 104, 110}));
+  auto plain = custom_function([](const Array& x) { return x * 2.0f; });
+  auto out2 = vmap([&](const Array& x) { return plain(x); }).in_axes(1)(xs);
+  EXPECT_EQ(out2.to_vector<float>(), (std::vector<float>{0, 6, 2, 8, 4, 10}));
+}
