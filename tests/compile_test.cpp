@@ -221,3 +221,38 @@ TEST(Compile, ShapelessRejectsTracedSizes) {
     EXPECT_NE(std::string(e.what()).find("shapeless"), std::string::npos) << e.what();
   }
 }
+
+TEST(Compile, FusesElementwiseChainsBitExactly) {
+  // Mixed dtypes (float16 intermediates round as the unfused stores do),
+  // broadcast operands (a row, a scalar), transposed inputs, an intermediate
+  // returned as a second output, and sizes over several chunks.
+  auto body = [](const Array& x, const Array& row) {
+    Array h = (x * 1.5f + row).astype(float16);
+    Array a = ops::exp(h) * h - ops::sigmoid(h);
+    Array b = ops::where(ops::greater(x, row), ops::tanh(x), ops::sqrt(ops::abs(x)));
+    return std::make_tuple(a.astype(float32) + b, h);
+  };
+  auto cf = compile(body);
+  for (auto shape : {Shape{3, 5}, Shape{300, 257}, Shape{1, 70001}}) {
+    Array x = random::normal(shape, random::key(shape[1]));
+    Array row = random::normal({shape[1]}, random::key(7));
+    for (bool transposed : {false, true}) {
+      Array xi = transposed ? ops::transpose(ops::transpose(x).copy()) : x;
+      auto [a, h] = body(xi, row);
+      auto [c, hc] = cf(xi, row);
+      EXPECT_EQ(a.to_vector<float>(), c.to_vector<float>()) << shape[0] << "x" << shape[1];
+      EXPECT_EQ(h.astype(float32).to_vector<float>(), hc.astype(float32).to_vector<float>());
+    }
+  }
+  auto st = compiler::last_simplify_stats();
+  EXPECT_GE(st.fused_kernels, 1);
+  EXPECT_GE(st.fused_ops, 8);
+}
+
+TEST(Compile, SpecExampleIsOneKernel) {
+  auto f = compile([](const Array& x) { return x * x + 1.0f; });
+  EXPECT_EQ(f(array({1.0f, 2.0f})).to_vector<float>(), (std::vector<float>{2.0f, 5.0f}));
+  auto st = compiler::last_simplify_stats();
+  EXPECT_EQ(st.fused_kernels, 1);
+  EXPECT_EQ(st.fused_ops, 2);
+}

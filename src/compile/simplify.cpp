@@ -155,7 +155,7 @@ Graph simplify(Graph g) {
   g.steps.clear();
   for (size_t i = 0; i < kept.size(); ++i)
     if (keep[i]) g.steps.push_back(std::move(kept[i]));
-  return g;
+  return fuse(std::move(g), stats);
 }
 
 }  // namespace nuvec::compiler

@@ -45,7 +45,12 @@ struct SimplifyStats {
   int constants_merged = 0;
   int common_subexpressions = 0;
   int dead = 0;
+  int fused_kernels = 0;  // Fused steps made
+  int fused_ops = 0;      // element-wise steps they replaced
 };
+
+/// Replaces connected element-wise steps of one shape by Fused steps.
+Graph fuse(Graph g, SimplifyStats& stats);
 SimplifyStats last_simplify_stats();
 
 }  // namespace nuvec::compiler

@@ -230,6 +230,7 @@ NUVEC_RULE_CASE(Concatenate)
 NUVEC_RULE_CASE(Im2Col)
 NUVEC_RULE_CASE(Custom)
 NUVEC_RULE_CASE(Placeholder)
+NUVEC_RULE_CASE(Fused)
 #undef NUVEC_RULE_CASE
 
 }  // namespace nuvec::rulecases

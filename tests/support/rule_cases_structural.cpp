@@ -1,6 +1,7 @@
 // Rule cases of the primitives that are not element-wise: layout, reductions,
 // products, gathers and scatters, linear algebra, random bits, sorting,
 // scans, joins and convolutions (see rule_cases.h).
+#include "ops/builder.h"
 #include "support/rule_cases.h"
 
 #include <utility>
@@ -414,6 +415,20 @@ RuleCase Case<PrimitiveId::Placeholder>::make(std::mt19937&) {
                  [compiled](const Arrays& in) { return (*compiled)(in); }, {{2, 3}, {2, 3}})},
           "placeholders stand for the inputs of compile's trace only; a compiled function "
           "called inside a transform runs f itself, and its replays hold the real inputs"};
+}
+
+RuleCase Case<PrimitiveId::Fused>::make(std::mt19937&) {
+  // Fused nodes exist only in compile's replays; the probe applies the
+  // primitive of one (exp(x) * y + y fused into one kernel) to its inputs.
+  auto compiled = compile_flat(
+      [](const Arrays& in) { return Arrays{ops::exp(in[0]) * in[1] + in[1]}; });
+  Array r = compiled(Arrays{ops::ones({2, 3}, float64), ops::ones({2, 3}, float64)})[0];
+  std::shared_ptr<const Primitive> fused = r.desc()->node->primitive;
+  return {{probe("fused exp(x) * y + y",
+                 [fused](const Arrays& in) {
+                   return ops::detail::build(fused, in, {}, "fused", Location::none());
+                 },
+                 {{2, 3}, {2, 3}})}};
 }
 
 }  // namespace nuvec::rulecases

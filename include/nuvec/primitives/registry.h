@@ -109,7 +109,8 @@
   X(Concatenate, other)           \
   X(Im2Col, other)                \
   X(Custom, other)                \
-  X(Placeholder, other)
+  X(Placeholder, other)           \
+  X(Fused, other)
 
 namespace nuvec {
 

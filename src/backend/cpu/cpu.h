@@ -8,6 +8,7 @@
 #include "nuvec/core/graph.h"
 #include "nuvec/primitives/conv.h"
 #include "nuvec/primitives/custom.h"
+#include "nuvec/primitives/fused.h"
 #include "nuvec/primitives/elementwise.h"
 #include "nuvec/primitives/indexing.h"
 #include "nuvec/primitives/linalg.h"
@@ -50,6 +51,7 @@ void eval(const Concatenate& p, const Arrays& in, Arrays& out);
 void eval(const Im2Col& p, const Arrays& in, Arrays& out);
 void eval(const Custom& p, const Arrays& in, Arrays& out);
 void eval(const Placeholder& p, const Arrays& in, Arrays& out);
+void eval(const Fused& p, const Arrays& in, Arrays& out);
 
 /// Typed pointer to the first element of an available CPU array.
 template <class T>

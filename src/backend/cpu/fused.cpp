@@ -1,0 +1,147 @@
+// Fused element-wise regions on the CPU: a chunked interpreter. Each chunk
+// of a few thousand elements runs the region's primitives one after the
+// other through their ordinary kernels, with intermediates in small buffers
+// that stay in cache (each in its own dtype, so the bits equal the unfused
+// graph's); only the region's inputs and outputs touch memory.
+#include <cstring>
+
+#include "backend/backend.h"
+#include "backend/cpu/cpu.h"
+#include "core/thread_pool.h"
+#include "nuvec/core/graph.h"
+
+namespace nuvec::cpu {
+
+namespace {
+
+constexpr long long kChunk = 1 << 14;  // elements per chunk
+
+std::shared_ptr<Data> borrowed(void* ptr, size_t nbytes) {
+  auto d = std::make_shared<Data>();
+  d->ptr = ptr;
+  d->nbytes = nbytes;
+  d->capacity = nbytes;
+  return d;
+}
+
+// A view of `a` restricted to rows [r0, r1) of axis 0, or, in flat mode, to
+// elements [r0, r1) of an array that is dense or a broadcast scalar.
+Array part(const Array& a, long long r0, long long r1, bool flat) {
+  auto d = std::make_shared<ArrayDesc>();
+  const auto& s = *a.desc();
+  d->dtype = s.dtype;
+  d->data = s.data;
+  if (flat) {
+    bool dense = s.row_contiguous;
+    d->shape = {static_cast<int>(r1 - r0)};
+    d->strides = {dense ? 1 : 0};
+    d->offset = s.offset + (dense ? r0 : 0);
+    d->row_contiguous = dense;
+  } else {
+    d->shape = s.shape;
+    d->shape[0] = static_cast<int>(r1 - r0);
+    d->strides = s.strides;
+    d->offset = s.offset + r0 * s.strides[0];
+    d->row_contiguous = is_row_contiguous(d->shape, d->strides);
+  }
+  d->size = shape_size(d->shape);
+  return Array(std::move(d));
+}
+
+// A dense array of `shape` over caller-owned memory.
+Array dense(const Shape& shape, DType dtype, void* ptr) {
+  auto d = std::make_shared<ArrayDesc>();
+  d->shape = shape;
+  d->strides = row_major_strides(shape);
+  d->size = shape_size(shape);
+  d->dtype = dtype;
+  d->data = borrowed(ptr, static_cast<size_t>(d->size) * dtype.size());
+  return Array(std::move(d));
+}
+
+bool all_zero(const Strides& s) {
+  for (auto v : s)
+    if (v != 0) return false;
+  return true;
+}
+
+// `a` seen at `shape` (its broadcast): zero strides on the new and the
+// stretched axes.
+Array broadcast_view(const Array& a, const Shape& shape) {
+  if (a.shape() == shape) return a;
+  auto d = std::make_shared<ArrayDesc>(*a.desc());
+  d->node = nullptr;
+  int n = static_cast<int>(shape.size()), m = a.ndim();
+  d->strides.assign(n, 0);
+  for (int i = 0; i < m; ++i)
+    if (a.shape()[i] == shape[n - m + i]) d->strides[n - m + i] = a.strides()[i];
+  d->shape = shape;
+  d->size = shape_size(shape);
+  d->row_contiguous = is_row_contiguous(d->shape, d->strides);
+  return Array(std::move(d));
+}
+
+}  // namespace
+
+void eval(const Fused& p, const Arrays& raw_in, Arrays& out) {
+  const Shape& shape = out[0].shape();
+  Arrays in;
+  for (const auto& a : raw_in) in.push_back(broadcast_view(a, shape));
+  long long size = shape_size(shape);
+  if (size == 0) return;
+  // Flat mode when every input is dense or one broadcast value: chunks of
+  // elements; otherwise chunks of rows of axis 0 (inputs read through their
+  // strides).
+  bool flat = true;
+  for (const auto& a : in) flat = flat && (a.desc()->row_contiguous || all_zero(a.strides()));
+  long long row = shape.empty() ? 1 : size / std::max(1, shape[0]);
+  long long rows = flat || shape.empty() ? size : shape[0];
+  long long per = flat ? kChunk : std::max<long long>(1, kChunk / std::max<long long>(row, 1));
+  if (shape.empty()) flat = true;
+  const int n_in = p.num_inputs();
+  std::vector<int> output_of(n_in + p.ops().size(), -1);
+  for (size_t j = 0; j < p.outputs().size(); ++j) output_of[p.outputs()[j]] = static_cast<int>(j);
+
+  parallel_for(rows, per, [&](long long r0, long long r1) {
+    long long count = flat ? r1 - r0 : (r1 - r0) * row;
+    Shape part_shape = flat ? Shape{static_cast<int>(r1 - r0)} : shape;
+    if (!flat) part_shape[0] = static_cast<int>(r1 - r0);
+    std::vector<Array> values;
+    values.reserve(n_in + p.ops().size());
+    for (const auto& a : in) values.push_back(part(a, r0, r1, flat));
+    std::vector<std::vector<unsigned char>> scratch;
+    scratch.reserve(p.ops().size());
+    for (size_t k = 0; k < p.ops().size(); ++k) {
+      const FusedOp& op = p.ops()[k];
+      int v = n_in + static_cast<int>(k);
+      Array dst;
+      if (output_of[v] >= 0) {
+        const Array& o = out[output_of[v]];
+        auto* base = static_cast<unsigned char*>(o.desc()->data->ptr) +
+                     (o.desc()->offset + (flat ? r0 : r0 * row)) * o.itemsize();
+        dst = dense(part_shape, op.dtype, base);
+      } else {
+        scratch.emplace_back(static_cast<size_t>(count) * op.dtype.size());
+        dst = dense(part_shape, op.dtype, scratch.back().data());
+      }
+      std::vector<Array> args;
+      for (int a : op.args) args.push_back(values[a]);
+      std::vector<Array> outs{dst};
+      backend::eval_cpu(*op.primitive, args, outs);
+      values.push_back(std::move(dst));
+    }
+    // An output that is an input of the region unchanged (rare): copy it.
+    for (size_t j = 0; j < p.outputs().size(); ++j) {
+      int v = p.outputs()[j];
+      if (v >= n_in) continue;
+      const Array& o = out[j];
+      auto* base = static_cast<unsigned char*>(o.desc()->data->ptr) +
+                   (o.desc()->offset + (flat ? r0 : r0 * row)) * o.itemsize();
+      Array dst = dense(part_shape, o.dtype(), base);
+      std::vector<Array> outs{dst};
+      backend::eval_cpu(Copy(), {values[v]}, outs);
+    }
+  });
+}
+
+}  // namespace nuvec::cpu

@@ -1,0 +1,92 @@
+// The Fused primitive: shape rule, equality, and transform rules (by
+// expanding the region into ordinary nodes).
+#include "nuvec/primitives/fused.h"
+
+#include "nuvec/ops/shape.h"
+#include "nuvec/primitives/params.h"
+#include "nuvec/transforms/flat.h"
+#include "primitives/rules.h"
+
+namespace nuvec {
+
+Expected<std::vector<OutputSpec>> Fused::output_specs(const std::vector<Array>& inputs) const {
+  if (static_cast<int>(inputs.size()) != num_inputs_ || inputs.empty())
+    return op_error(ErrorKind::internal, "a fused kernel got the wrong number of inputs");
+  // Operands broadcast as the element-wise ops they replace did.
+  Shape shape = inputs[0].shape();
+  for (const auto& in : inputs) {
+    auto b = ops::broadcast_shapes(shape, in.shape());
+    if (!b) return b.error();
+    shape = *b;
+  }
+  std::vector<OutputSpec> out;
+  for (int v : outputs_) {
+    OutputSpec s;
+    s.shape = shape;
+    s.dtype = v < num_inputs_ ? inputs[v].dtype() : ops_[v - num_inputs_].dtype;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+bool Fused::params_equal(const Primitive& o) const {
+  auto& f = static_cast<const Fused&>(o);
+  if (f.num_inputs_ != num_inputs_ || f.outputs_ != outputs_ || f.ops_.size() != ops_.size())
+    return false;
+  for (size_t i = 0; i < ops_.size(); ++i)
+    if (f.ops_[i].args != ops_[i].args || !(f.ops_[i].dtype == ops_[i].dtype) ||
+        !f.ops_[i].primitive->is_equivalent(*ops_[i].primitive))
+      return false;
+  return true;
+}
+
+size_t Fused::params_hash() const {
+  size_t h = params::combine(static_cast<size_t>(num_inputs_), params::hash_vector(outputs_));
+  for (const auto& op : ops_) {
+    h = params::combine(h, static_cast<size_t>(op.primitive->id()));
+    h = params::combine(h, op.primitive->params_hash());
+    h = params::combine(h, params::hash_vector(op.args));
+  }
+  return h;
+}
+
+void Fused::print_params(std::ostream& os) const {
+  os << ops_.size() << " ops:";
+  for (const auto& op : ops_) os << ' ' << op.primitive->name();
+}
+
+Arrays Fused::expand(const Arrays& inputs) const {
+  Arrays values = ops::broadcast_arrays(inputs);
+  for (const auto& op : ops_) {
+    Arrays args;
+    for (int a : op.args) args.push_back(values[a]);
+    values.push_back(rules::rebuild(*op.primitive, std::move(args))[0]);
+  }
+  Arrays out;
+  for (int v : outputs_) out.push_back(values[v]);
+  return out;
+}
+
+Arrays Fused::vjp(const Arrays& primals, const Arrays& cotangents, const std::vector<int>& argnums,
+                  const Arrays&) const {
+  FlatFunction f = [this](const Arrays& in) { return expand(in); };
+  auto seeds = [&](const Arrays&) { return cotangents; };
+  Arrays g = detail::vjp(f, primals, seeds, argnums).grads;
+  Arrays out;
+  for (int a : argnums) out.push_back(g[a]);
+  return out;
+}
+
+Arrays Fused::jvp(const Arrays& primals, const Arrays& tangents, const std::vector<int>& argnums) const {
+  FlatFunction f = [this](const Arrays& in) { return expand(in); };
+  return detail::jvp(f, primals, tangents, argnums).grads;
+}
+
+std::pair<Arrays, std::vector<int>> Fused::vmap(const Arrays& inputs, const std::vector<int>& axes) const {
+  FlatFunction f = [this](const Arrays& in) { return expand(in); };
+  auto zeros = [](const Arrays& o) { return std::vector<int>(o.size(), 0); };
+  Arrays out = detail::vmap(f, inputs, axes, zeros);
+  return {out, std::vector<int>(out.size(), 0)};
+}
+
+}  // namespace nuvec
