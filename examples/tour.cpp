@@ -6,6 +6,13 @@
 
 using namespace nuvec;
 
+// A tree: the parameters of a line, declared once for the transforms.
+struct Line {
+  Array w;
+  Array b;
+};
+NUVEC_TREE(Line, w, b)
+
 int main() {
   std::cout << "nuvec tour\n\n";
 
@@ -65,5 +72,25 @@ int main() {
   std::cout << "\nuniform(key(0), 3) = " << random::uniform({3}, float32, k) << "\n";
   random::seed(42);
   std::cout << "after seed(42), normal((2, 2)) = " << random::normal({2, 2}) << "\n";
+
+  // Transforms over trees: gradients of sum(x^3), of a struct's loss, and a
+  // compiled training step (docs/transforms.md, docs/compile.md).
+  auto cube = [](const Array& x) { return (x * x * x).sum(); };
+  Array x2 = array({1.0, 2.0});
+  std::cout << "\ngrad(sum(x^3)) at [1, 2] = " << grad(cube)(x2) << "\n";
+  Line line{array({0.0}), array({0.0})};
+  auto step = compile_mut([](Line& p, const std::pair<Array, Array>& xy) {
+    auto [loss, g] = value_and_grad([&](const Line& q) {
+      Array r = q.w * xy.first + q.b - xy.second;
+      return (r * r).mean();
+    })(p);
+    p = tree_map(p, g, [](const Array& v, const Array& d) { return v - d * 0.1f; });
+    return loss;
+  });
+  Array xs = array({0.0, 1.0, 2.0, 3.0});
+  Array ys = xs * 2.0 + 1.0;
+  for (int i = 0; i < 500; ++i) (void)step(line, std::make_pair(xs, ys));
+  std::cout << "fit y = 2x + 1 with a compiled step: w = " << line.w << ", b = " << line.b
+            << " (traced " << step.trace_count() << " time)\n";
   return 0;
 }
