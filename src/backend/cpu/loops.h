@@ -16,15 +16,22 @@ inline constexpr long long kGrain = 1 << 15;
 
 template <size_t N>
 struct Layout {
-  Shape shape;
+  std::vector<int64_t> shape;  // merged dimensions can pass 2^31
   std::array<Strides, N> strides;
 };
 
 /// Merges dimensions that are contiguous in every operand and drops size-1
-/// dimensions (their stride does not matter).
+/// dimensions (their stride does not matter). An empty array collapses to
+/// one dimension of size 0 (its other dimensions may multiply past int64).
 template <size_t N>
 Layout<N> collapse(const Shape& shape, const std::array<const Strides*, N>& strides) {
   Layout<N> out;
+  for (int d : shape) {
+    if (d != 0) continue;
+    out.shape.push_back(0);
+    for (size_t k = 0; k < N; ++k) out.strides[k].push_back(0);
+    return out;
+  }
   for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == 1) continue;
     bool merge = !out.shape.empty();
@@ -49,7 +56,7 @@ Layout<N> collapse(const Shape& shape, const std::array<const Strides*, N>& stri
 /// layout, offsets being element offsets of each operand, in parallel blocks.
 template <size_t N, class Row>
 void for_each_row(const Layout<N>& l, Row&& row) {
-  for (int d : l.shape)
+  for (int64_t d : l.shape)
     if (d == 0) return;  // an empty array has no rows
   int nd = static_cast<int>(l.shape.size());
   int64_t inner = l.shape[nd - 1];

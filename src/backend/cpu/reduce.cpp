@@ -176,7 +176,7 @@ class Walker {
   }
 
  private:
-  const Shape& shape_;
+  const std::vector<int64_t>& shape_;
   const Strides& st_;
   std::vector<int64_t> idx_;
   int64_t off_ = 0;
