@@ -3,6 +3,7 @@
 #pragma once
 
 #include "nuvec/tree/adapter.h"
+#include "nuvec/tree/checkpoint.h"
 #include "nuvec/tree/leaf.h"
 #include "nuvec/tree/macros.h"
 #include "nuvec/tree/ops.h"
