@@ -28,7 +28,9 @@ class Vmap {
     v.in_ = std::move(axes);
     return v;
   }
-  Vmap in_axes(int axis) const { return in_axes(std::vector<std::optional<int>>{axis}); }
+  Vmap in_axes(int axis) const {
+    return in_axes(std::vector<std::optional<int>>{std::optional<int>(axis)});
+  }
   Vmap out_axes(std::vector<int> axes) const {
     Vmap v = *this;
     v.out_ = std::move(axes);
