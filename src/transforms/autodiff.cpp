@@ -43,7 +43,8 @@ Traced trace(const FlatFunction& f, const Arrays& primals, const std::vector<int
 std::vector<int> active_inputs(const TapeEntry& e, const IdSet& active) {
   std::vector<int> out;
   for (size_t i = 0; i < e.inputs.size(); ++i)
-    if (active.count(e.inputs[i].id()) && is_inexact(e.inputs[i].dtype()))
+    if (active.count(e.inputs[i].id()) && is_inexact(e.inputs[i].dtype()) &&
+        e.primitive->differentiable_input(static_cast<int>(i)))
       out.push_back(static_cast<int>(i));
   return out;
 }
@@ -150,7 +151,8 @@ VjpResult jvp(const FlatFunction& f, const Arrays& primals, const Arrays& tangen
     Arrays tans;
     for (size_t i = 0; i < e.inputs.size(); ++i) {
       auto it = tan.find(e.inputs[i].id());
-      if (it != tan.end() && is_inexact(e.inputs[i].dtype())) {
+      if (it != tan.end() && is_inexact(e.inputs[i].dtype()) &&
+          e.primitive->differentiable_input(static_cast<int>(i))) {
         args.push_back(static_cast<int>(i));
         tans.push_back(it->second);
       }

@@ -63,6 +63,10 @@ class Primitive : public std::enable_shared_from_this<Primitive> {
   virtual std::pair<Arrays, std::vector<int>> vmap(const Arrays& inputs,
                                                    const std::vector<int>& axes) const;
 
+  /// Whether derivatives flow through input `i` (false for inputs that
+  /// lend only their shape, such as a relative broadcast's extra inputs).
+  virtual bool differentiable_input(int) const { return true; }
+
   /// Whether the output shapes follow from the input shapes alone (no
   /// literal size in the parameters): shapeless compile replays only these.
   virtual bool shape_polymorphic() const { return true; }

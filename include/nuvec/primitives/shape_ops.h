@@ -64,6 +64,7 @@ class Broadcast : public PrimitiveBase<PrimitiveId::Broadcast> {
       const std::vector<Array>& inputs) const override;
   NUVEC_TRANSFORM_RULES
   bool shape_polymorphic() const override { return relative_; }
+  bool differentiable_input(int i) const override { return i == 0; }
   bool params_equal(const Primitive& o) const override {
     auto& b = static_cast<const Broadcast&>(o);
     return b.relative_ == relative_ && (relative_ || b.shape_ == shape_);
