@@ -15,25 +15,10 @@ namespace {
 
 using VmapResult = std::pair<Arrays, std::vector<int>>;
 
-// The batch size: every batched input has it (the engine checked).
-int batch_size(const Arrays& inputs, const std::vector<int>& axes) {
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (axes[i] >= 0) return inputs[i].shape(axes[i]);
-  return 1;
-}
+using rules::batch_size;
+using rules::front_sized;
+using rules::lift;
 
-// An axis of one slice, as an axis of the batched array whose batch axis is
-// `batch`.
-int lift(int axis, int batch) { return axis < batch ? axis : axis + 1; }
-
-// x with the batch in front, broadcast along it when x is unbatched.
-Array front_sized(const Array& x, int axis, int size) {
-  Array y = rules::batch_front(x, axis);
-  if (axis >= 0) return y;
-  Shape s = y.shape();
-  s[0] = size;
-  return ops::broadcast_to(y, s);
-}
 
 // Indices with the batch in front (shape (B, ...)), normalised as Take and
 // Scatter read them (negative wrapped once, then clamped into [0, n)), then

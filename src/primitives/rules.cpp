@@ -27,21 +27,25 @@ Array batch_front(const Array& x, int axis) {
   return axis == 0 ? x : ops::moveaxis(x, axis, 0);
 }
 
+int batch_size(const Arrays& inputs, const std::vector<int>& axes) {
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (axes[i] >= 0) return inputs[i].shape(axes[i]);
+  return 1;
+}
+
+Array front_sized(const Array& x, int axis, int size) {
+  Array y = batch_front(x, axis);
+  if (axis >= 0) return y;
+  Shape s = y.shape();
+  s[0] = size;
+  return ops::broadcast_to(y, s);
+}
+
 std::pair<Arrays, std::vector<int>> elementwise_vmap(const Primitive& p, const Arrays& inputs,
                                                      const std::vector<int>& axes) {
-  int size = 1;
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (axes[i] >= 0) size = inputs[i].shape(axes[i]);
+  int size = batch_size(inputs, axes);
   Arrays ins;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    Array x = batch_front(inputs[i], axes[i]);
-    if (axes[i] < 0) {
-      Shape s = x.shape();
-      s[0] = size;
-      x = ops::broadcast_to(x, s);
-    }
-    ins.push_back(std::move(x));
-  }
+  for (size_t i = 0; i < inputs.size(); ++i) ins.push_back(front_sized(inputs[i], axes[i], size));
   Arrays outs = rebuild(p, std::move(ins));
   return {outs, std::vector<int>(outs.size(), 0)};
 }

@@ -18,6 +18,17 @@ Arrays rebuild(const Primitive& p, Arrays inputs);
 /// gets a size-1 front axis instead.
 Array batch_front(const Array& x, int axis);
 
+/// The batch size: that of any batched input (the engine checked they
+/// agree); 1 when none is batched.
+int batch_size(const Arrays& inputs, const std::vector<int>& axes);
+
+/// An axis of one slice, as an axis of the batched array whose batch axis is
+/// `batch`.
+inline int lift(int axis, int batch) { return axis < batch ? axis : axis + 1; }
+
+/// `x` with the batch in front, broadcast along it to `size` when unbatched.
+Array front_sized(const Array& x, int axis, int size);
+
 /// The vmap rule of element-wise primitives: batch axes to the front,
 /// unbatched inputs broadcast along the batch, the same primitive applied.
 std::pair<Arrays, std::vector<int>> elementwise_vmap(const Primitive& p, const Arrays& inputs,

@@ -19,31 +19,14 @@ namespace {
 
 using VmapResult = std::pair<Arrays, std::vector<int>>;
 
-// The batch size: every batched input has it (the engine checked).
-int batch_size(const Arrays& inputs, const std::vector<int>& axes) {
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (axes[i] >= 0) return inputs[i].shape(axes[i]);
-  return 1;
-}
-
-// An axis of one slice, as an axis of the batched array whose batch axis is
-// `batch`.
-int lift(int axis, int batch) { return axis < batch ? axis : axis + 1; }
+using rules::batch_size;
+using rules::front_sized;
+using rules::lift;
 
 std::vector<int> lift(const std::vector<int>& axes, int batch) {
   std::vector<int> out;
   for (int a : axes) out.push_back(lift(a, batch));
   return out;
-}
-
-// x with its batch axis in front; an unbatched x is broadcast along it, for
-// primitives whose inputs must agree in every dimension.
-Array front_sized(const Array& x, int axis, int size) {
-  Array y = rules::batch_front(x, axis);
-  if (axis >= 0) return y;
-  Shape s = y.shape();
-  s[0] = size;
-  return ops::broadcast_to(y, s);
 }
 
 Shape with_batch(int size, const Shape& s) {
