@@ -114,30 +114,34 @@ void tree_visit_mut(T& tree, F&& f) {
   tree_detail::visit_mut(tree, p, v);
 }
 
+namespace tree_detail {
+/// A copy of `like` with its leaves replaced in order; `what` names the
+/// caller in errors, and with `check_shapes` a changed shape is one.
+template <Tree T>
+T replaced(const T& like, const std::vector<Array>& leaves, bool check_shapes, const char* what) {
+  check_leaf_count(what, tree_leaves(like).size(), leaves.size());
+  T out = like;
+  Replace r(leaves, check_shapes);
+  Path p;
+  visit_mut(out, p, r);
+  r.finish(what);
+  return out;
+}
+}  // namespace tree_detail
+
 /// A copy of `like` with its leaves replaced, in order, by `leaves`. Each
 /// new leaf must have the shape of the one it replaces (dtypes may differ);
 /// a wrong count or shape throws nuvec::Error naming the path.
 template <Tree T>
 T tree_unflatten(const T& like, const std::vector<Array>& leaves) {
-  tree_detail::check_leaf_count("tree_unflatten", tree_leaves(like).size(), leaves.size());
-  T out = like;
-  tree_detail::Replace r(leaves, true);
-  tree_detail::Path p;
-  tree_detail::visit_mut(out, p, r);
-  r.finish("tree_unflatten");
-  return out;
+  return tree_detail::replaced(like, leaves, true, "tree_unflatten");
 }
 
 /// As tree_unflatten, but the new leaves may have any shape (transforms use
 /// it to rebuild batched or differentiated trees).
 template <Tree T>
 T tree_replace_leaves(const T& like, const std::vector<Array>& leaves) {
-  tree_detail::check_leaf_count("tree_replace_leaves", tree_leaves(like).size(), leaves.size());
-  T out = like;
-  tree_detail::Replace r(leaves, false);
-  tree_detail::Path p;
-  tree_detail::visit_mut(out, p, r);
-  return out;
+  return tree_detail::replaced(like, leaves, false, "tree_replace_leaves");
 }
 
 /// A tree of the same structure with every leaf mapped by f(const Array&).
