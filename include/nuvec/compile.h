@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -28,6 +29,49 @@ struct CompileOptions {
   /// disables caching (every call traces).
   size_t cache_capacity = 64;
 };
+
+/// The CPU code generator of fused regions (docs/compile.md).
+namespace jit {
+
+/// off: fused regions always run in the interpreter; sync: a trace's
+/// kernels are built before its first replay; async (the default): they
+/// are built in the background while the interpreter runs (the same bits).
+/// The environment variable NUVEC_JIT=off|sync|async sets the start value.
+enum class Mode { off, sync, async };
+void set_mode(Mode m);
+Mode mode();
+/// Returns when no kernel build is pending.
+void wait();
+
+struct Stats {
+  uint64_t compiled = 0;     // shared objects built by the compiler
+  uint64_t disk_hits = 0;    // loaded from the disk cache
+  uint64_t memory_hits = 0;  // already loaded by this process
+  uint64_t failures = 0;     // builds that failed (logged once)
+  uint64_t generated_runs = 0;    // fused regions run by generated kernels
+  uint64_t interpreted_runs = 0;  // fused regions run by the interpreter
+};
+Stats stats();
+/// Why generated kernels are not available ("" while they are).
+std::string unavailable_reason();
+/// The directory of the disk cache of kernels ($NUVEC_CACHE_DIR/cpu, by
+/// default ~/.cache/nuvec/cpu), or "none: " and why it is not used.
+std::string disk_cache();
+
+}  // namespace jit
+
+/// A compiled function's simplified and fused graph for one input
+/// signature: `text` lists the steps (fused regions with their operations,
+/// element-wise steps left alone with the reason), `dot` is the same graph
+/// for Graphviz.
+struct GraphReport {
+  std::string text;
+  std::string dot;
+};
+
+namespace compiler {
+struct Graph;
+}
 
 namespace detail {
 
@@ -66,6 +110,11 @@ class CompiledCore {
   /// the first failure of an output.
   std::vector<Array> call(const CompileKey& key, const std::vector<Array>& inputs,
                           const TraceFn& trace, std::any& out_like);
+  /// The graph for `key` (traced on a miss; concurrent first calls with
+  /// one key wait for one trace).
+  std::shared_ptr<const compiler::Graph> graph(const CompileKey& key, const std::vector<Array>& inputs,
+                                               const TraceFn& trace, std::any& out_like);
+  GraphReport report(const CompileKey& key, const std::vector<Array>& inputs, const TraceFn& trace);
   /// How many times the function has been traced.
   uint64_t trace_count() const;
   const CompileOptions& options() const { return options_; }
@@ -96,22 +145,37 @@ class Compiled {
     auto all = std::forward_as_tuple(args...);
     std::vector<Array> leaves = tree_leaves(all);
     auto key = detail::make_compile_key(tree_def(all), leaves, core_->options().shapeless);
-    detail::TraceFn trace = [&](const std::vector<Array>& ph, std::any& out_like) {
-      auto rebuilt = tree_replace_leaves(std::tuple<Args...>(args...), ph);
-      R r = std::apply(f_, rebuilt);
-      std::vector<Array> outs = tree_leaves(r);
-      out_like = std::move(r);
-      return outs;
-    };
     std::any like;
-    auto outs = core_->call(key, leaves, trace, like);
+    auto outs = core_->call(key, leaves, tracer(args...), like);
     return tree_replace_leaves(std::any_cast<const R&>(like), outs);
+  }
+
+  /// The simplified and fused graph f has for these arguments (traced if
+  /// it was not yet), as text and as Graphviz DOT.
+  template <Tree... Args>
+  GraphReport graph(const Args&... args) const {
+    auto all = std::forward_as_tuple(args...);
+    std::vector<Array> leaves = tree_leaves(all);
+    auto key = detail::make_compile_key(tree_def(all), leaves, core_->options().shapeless);
+    return core_->report(key, leaves, tracer(args...));
   }
 
   /// How many times f has been traced (tests use it to prove replays).
   uint64_t trace_count() const { return core_->trace_count(); }
 
  private:
+  template <class... Args>
+  detail::TraceFn tracer(const Args&... args) const {
+    using R = std::remove_cvref_t<std::invoke_result_t<const F&, const Args&...>>;
+    return [&](const std::vector<Array>& ph, std::any& out_like) {
+      auto rebuilt = tree_replace_leaves(std::tuple<Args...>(args...), ph);
+      R r = std::apply(f_, rebuilt);
+      std::vector<Array> outs = tree_leaves(r);
+      out_like = std::move(r);
+      return outs;
+    };
+  }
+
   F f_;
   std::shared_ptr<detail::CompiledCore> core_;
 };
@@ -123,6 +187,11 @@ Compiled<std::decay_t<F>> compile(F&& f, CompileOptions options = {}) {
 
 /// compile over positional arrays: one trace per input signature.
 inline Compiled<FlatFunction> compile_flat(FlatFunction f, CompileOptions options = {}) {
+  return Compiled<FlatFunction>(std::move(f), options);
+}
+
+/// compile_flat with options first (the spec's compile_flat_with).
+inline Compiled<FlatFunction> compile_flat_with(CompileOptions options, FlatFunction f) {
   return Compiled<FlatFunction>(std::move(f), options);
 }
 

@@ -3,10 +3,12 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <condition_variable>
 #include <list>
 #include <mutex>
 #include <unordered_map>
 
+#include "compile/jit.h"
 #include "compile/simplify.h"
 #include "nuvec/primitives/custom.h"
 #include "ops/builder.h"
@@ -69,11 +71,19 @@ struct CompiledCore::Impl {
   struct Entry {
     CompileKey key;
     uint64_t hash;
-    compiler::Graph graph;
+    std::shared_ptr<const compiler::Graph> graph;
     std::any out_like;
   };
+  // A trace in progress: concurrent first calls with its key wait for it.
+  struct Pending {
+    CompileKey key;
+    uint64_t hash;
+    bool done = false;
+  };
   std::mutex mu;
+  std::condition_variable traced;
   std::list<Entry> entries;  // most recently used first
+  std::list<std::shared_ptr<Pending>> pending;
   std::atomic<uint64_t> traces{0};
 };
 
@@ -100,36 +110,69 @@ CompiledCore::~CompiledCore() = default;
 
 uint64_t CompiledCore::trace_count() const { return impl_->traces.load(); }
 
-std::vector<Array> CompiledCore::call(const CompileKey& key, const std::vector<Array>& inputs,
-                                      const TraceFn& trace, std::any& out_like) {
+std::shared_ptr<const compiler::Graph> CompiledCore::graph(const CompileKey& key,
+                                                          const std::vector<Array>& inputs,
+                                                          const TraceFn& trace, std::any& out_like) {
   uint64_t h = key.hash();
+  std::shared_ptr<Impl::Pending> mine;
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
-    for (auto it = impl_->entries.begin(); it != impl_->entries.end(); ++it) {
-      if (it->hash != h || !(it->key == key)) continue;
-      impl_->entries.splice(impl_->entries.begin(), impl_->entries, it);
-      out_like = it->out_like;
-      // Replaying outside the lock would need a copy; the graph is
-      // immutable once traced, so holding the lock is not needed either.
-      const compiler::Graph& g = it->graph;
-      return compiler::replay(g, inputs);
+    std::unique_lock<std::mutex> lock(impl_->mu);
+    for (;;) {
+      auto it = impl_->entries.begin();
+      while (it != impl_->entries.end() && (it->hash != h || !(it->key == key))) ++it;
+      if (it != impl_->entries.end()) {
+        impl_->entries.splice(impl_->entries.begin(), impl_->entries, it);
+        out_like = it->out_like;
+        return it->graph;
+      }
+      std::shared_ptr<Impl::Pending> other;
+      for (const auto& p : impl_->pending)
+        if (p->hash == h && p->key == key) other = p;
+      if (!other) break;
+      // Another thread traces this key: wait, then look again (its trace
+      // may have failed or not been cached; then this thread traces).
+      impl_->traced.wait(lock, [&] { return other->done; });
     }
+    mine = std::make_shared<Impl::Pending>(Impl::Pending{key, h});
+    impl_->pending.push_back(mine);
   }
+  struct Finish {  // runs on success and on a failed trace
+    Impl& impl;
+    std::shared_ptr<Impl::Pending> p;
+    ~Finish() {
+      std::lock_guard<std::mutex> lock(impl.mu);
+      p->done = true;
+      impl.pending.remove(p);
+      impl.traced.notify_all();
+    }
+  } finish{*impl_, mine};
   // No lock is held while tracing (f may call other compiled functions).
   impl_->traces.fetch_add(1);
   if (log_compiles()) log_trace(key);
   Impl::Entry e{key, h, {}, {}};
-  e.graph = compiler::trace(inputs, options_.shapeless, [&](const std::vector<Array>& ph) {
-    return trace(ph, e.out_like);
-  });
+  auto g = std::make_shared<compiler::Graph>(compiler::trace(
+      inputs, options_.shapeless, [&](const std::vector<Array>& ph) { return trace(ph, e.out_like); }));
+  compiler::prepare_cpu_kernels(*g);
+  e.graph = g;
   out_like = e.out_like;
-  std::vector<Array> outs = compiler::replay(e.graph, inputs);
   if (options_.cache_capacity > 0) {
     std::lock_guard<std::mutex> lock(impl_->mu);
     impl_->entries.push_front(std::move(e));
     while (impl_->entries.size() > options_.cache_capacity) impl_->entries.pop_back();
   }
-  return outs;
+  return g;
+}
+
+std::vector<Array> CompiledCore::call(const CompileKey& key, const std::vector<Array>& inputs,
+                                      const TraceFn& trace, std::any& out_like) {
+  // The graph is immutable once traced: replay without the lock.
+  return compiler::replay(*graph(key, inputs, trace, out_like), inputs);
+}
+
+GraphReport CompiledCore::report(const CompileKey& key, const std::vector<Array>& inputs,
+                                 const TraceFn& trace) {
+  std::any like;
+  return compiler::describe(*graph(key, inputs, trace, like));
 }
 
 }  // namespace nuvec::detail

@@ -7,9 +7,12 @@
 // except the root and values the traced function returns (extra outputs),
 // and no cycle through an outside step can form.
 #include <algorithm>
+#include <cstring>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "compile/simplify.h"
+#include "nuvec/ops/ops.h"
 #include "nuvec/primitives/fused.h"
 
 namespace nuvec::compiler {
@@ -32,6 +35,27 @@ bool operand_broadcast(const Step& s) {
          s.output_alive[0];
 }
 
+// The bits of a constant of the trace that holds one value (0-d, or a
+// scalar read through zero strides): generated kernels take it as a literal.
+std::optional<uint64_t> literal_bits(const Array& a) {
+  if (a.is_failed() || a.size() == 0) return std::nullopt;
+  for (auto st : a.strides())
+    if (st != 0) return std::nullopt;
+  Array one = a.ndim() == 0 ? a : ops::reshape(ops::slice(a, std::vector<int>(a.ndim(), 0),
+                                                          std::vector<int>(a.ndim(), 1)), {});
+  try {
+    return dispatch_dtype(a.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      T v = one.item<T>();
+      uint64_t bits = 0;
+      std::memcpy(&bits, &v, sizeof(T));
+      return bits;
+    });
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
 }  // namespace
 
 Graph fuse(Graph g, SimplifyStats& stats) {
@@ -43,6 +67,8 @@ Graph fuse(Graph g, SimplifyStats& stats) {
     for (const auto& in : g.steps[i].inputs) users[in.id()].push_back(i);
   std::unordered_map<const void*, bool> returned;
   for (const auto& o : g.outputs) returned[o.id()] = true;
+  std::unordered_set<const void*> placeholder;
+  for (const auto& p : g.placeholders) placeholder.insert(p.id());
 
   std::vector<int> region(n, -1);
   std::vector<std::vector<size_t>> regions;
@@ -102,6 +128,12 @@ Graph fuse(Graph g, SimplifyStats& stats) {
           inputs.push_back(in);
         }
       }
+    std::vector<FusedLiteral> literals;
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      if (producer.count(inputs[k].id()) || placeholder.count(inputs[k].id())) continue;
+      if (auto bits = literal_bits(inputs[k]))
+        literals.push_back({static_cast<int>(k), *bits});
+    }
     std::vector<FusedOp> ops;
     Arrays outputs;
     std::vector<int> output_values;
@@ -128,7 +160,7 @@ Graph fuse(Graph g, SimplifyStats& stats) {
     }
     const Step& root = g.steps[i];
     Step fused{std::make_shared<const Fused>(static_cast<int>(inputs.size()), std::move(ops),
-                                             std::move(output_values)),
+                                             std::move(output_values), std::move(literals)),
                std::move(inputs), std::move(outputs), {}, "compiled", root.loc, root.stream};
     fused.output_alive.assign(fused.outputs.size(), true);
     ++stats.fused_kernels;

@@ -29,9 +29,25 @@ Expected<std::vector<OutputSpec>> Fused::output_specs(const std::vector<Array>& 
   return out;
 }
 
+std::atomic<uint64_t>& detail::fused_runs(bool generated) {
+  static std::atomic<uint64_t> runs[2];
+  return runs[generated ? 1 : 0];
+}
+
+std::shared_ptr<const FusedCpuKernel> Fused::cpu_kernel() const {
+  std::lock_guard<std::mutex> lock(slot_->mu);
+  return slot_->cpu;
+}
+
+void Fused::set_cpu_kernel(std::shared_ptr<const FusedCpuKernel> k) const {
+  std::lock_guard<std::mutex> lock(slot_->mu);
+  slot_->cpu = std::move(k);
+}
+
 bool Fused::params_equal(const Primitive& o) const {
   auto& f = static_cast<const Fused&>(o);
-  if (f.num_inputs_ != num_inputs_ || f.outputs_ != outputs_ || f.ops_.size() != ops_.size())
+  if (f.num_inputs_ != num_inputs_ || f.outputs_ != outputs_ || f.ops_.size() != ops_.size() ||
+      f.literals_ != literals_)
     return false;
   for (size_t i = 0; i < ops_.size(); ++i)
     if (f.ops_[i].args != ops_[i].args || !(f.ops_[i].dtype == ops_[i].dtype) ||
@@ -47,6 +63,7 @@ size_t Fused::params_hash() const {
     h = params::combine(h, op.primitive->params_hash());
     h = params::combine(h, params::hash_vector(op.args));
   }
+  for (const auto& l : literals_) h = params::combine(params::combine(h, l.input), l.bits);
   return h;
 }
 

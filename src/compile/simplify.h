@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "nuvec/compile.h"
 #include "nuvec/core/graph.h"
 
 namespace nuvec::compiler {
@@ -48,6 +49,9 @@ struct SimplifyStats {
   int fused_kernels = 0;  // Fused steps made
   int fused_ops = 0;      // element-wise steps they replaced
 };
+
+/// The graph as text and Graphviz DOT (Compiled::graph).
+GraphReport describe(const Graph& g);
 
 /// Replaces connected element-wise steps of one shape by Fused steps.
 Graph fuse(Graph g, SimplifyStats& stats);

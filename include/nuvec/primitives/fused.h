@@ -3,7 +3,10 @@
 // results equal the unfused ones bit for bit.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "nuvec/primitives/primitive.h"
@@ -18,14 +21,45 @@ struct FusedOp {
   DType dtype;
 };
 
+/// An input of the region that is a scalar constant of the trace: generated
+/// kernels use its bits as a literal (the input is still passed, for the
+/// interpreter).
+struct FusedLiteral {
+  int input;
+  uint64_t bits;  // the value's bytes, zero-extended
+  bool operator==(const FusedLiteral&) const = default;
+};
+
+/// A generated CPU kernel of a region (src/compile/jit.cpp builds them).
+/// `contig` runs n elements with every input dense; `strided` runs one row
+/// of n elements reading input k at in[k][i * strides[k]]. Outputs are dense
+/// and never alias the inputs.
+struct FusedCpuKernel {
+  using Contig = void (*)(const void* const* in, void* const* out, long n);
+  using Strided = void (*)(const void* const* in, void* const* out, const long* strides, long n);
+  Contig contig = nullptr;
+  Strided strided = nullptr;
+  std::vector<DType> input_dtypes;     // what the kernel was generated for
+  std::shared_ptr<const void> module;  // keeps the shared object loaded
+};
+
 class Fused : public PrimitiveBase<PrimitiveId::Fused> {
  public:
-  Fused(int num_inputs, std::vector<FusedOp> ops, std::vector<int> outputs)
-      : num_inputs_(num_inputs), ops_(std::move(ops)), outputs_(std::move(outputs)) {}
+  Fused(int num_inputs, std::vector<FusedOp> ops, std::vector<int> outputs,
+        std::vector<FusedLiteral> literals = {})
+      : num_inputs_(num_inputs),
+        ops_(std::move(ops)),
+        outputs_(std::move(outputs)),
+        literals_(std::move(literals)) {}
   int num_inputs() const { return num_inputs_; }
   const std::vector<FusedOp>& ops() const { return ops_; }
   /// The values (indices as in FusedOp::args) the node outputs.
   const std::vector<int>& outputs() const { return outputs_; }
+  const std::vector<FusedLiteral>& literals() const { return literals_; }
+  /// The generated CPU kernel once it is ready; null before (the backend
+  /// interprets the region meanwhile, with the same bits).
+  std::shared_ptr<const FusedCpuKernel> cpu_kernel() const;
+  void set_cpu_kernel(std::shared_ptr<const FusedCpuKernel> k) const;
   /// Every output has the broadcast shape of the inputs (the region's
   /// operands are read through broadcast strides).
   Expected<std::vector<OutputSpec>> output_specs(
@@ -41,6 +75,18 @@ class Fused : public PrimitiveBase<PrimitiveId::Fused> {
   int num_inputs_;
   std::vector<FusedOp> ops_;
   std::vector<int> outputs_;
+  std::vector<FusedLiteral> literals_;
+  struct KernelSlot {
+    std::mutex mu;
+    std::shared_ptr<const FusedCpuKernel> cpu;
+  };
+  std::shared_ptr<KernelSlot> slot_ = std::make_shared<KernelSlot>();
 };
+
+namespace detail {
+/// How many times fused regions ran as generated kernels (true) or through
+/// the interpreter (false); jit::stats reports them.
+std::atomic<uint64_t>& fused_runs(bool generated);
+}  // namespace detail
 
 }  // namespace nuvec

@@ -1,14 +1,17 @@
-// Fused element-wise regions on the CPU: a chunked interpreter. Each chunk
-// of a few thousand elements runs the region's primitives one after the
-// other through their ordinary kernels, with intermediates in small buffers
-// that stay in cache (each in its own dtype, so the bits equal the unfused
-// graph's); only the region's inputs and outputs touch memory.
+// Fused element-wise regions on the CPU: the generated kernel once compile
+// has built it (src/compile/jit.cpp), else a chunked interpreter. Each
+// interpreter chunk of a few thousand elements runs the region's primitives
+// one after the other through their ordinary kernels, with intermediates in
+// small buffers that stay in cache (each in its own dtype, so the bits equal
+// the unfused graph's); only the region's inputs and outputs touch memory.
+#include <algorithm>
 #include <cstring>
 
 #include "backend/backend.h"
 #include "backend/cpu/cpu.h"
 #include "core/thread_pool.h"
 #include "nuvec/core/graph.h"
+#include "nuvec/primitives/fused.h"
 
 namespace nuvec::cpu {
 
@@ -81,6 +84,100 @@ Array broadcast_view(const Array& a, const Shape& shape) {
   return Array(std::move(d));
 }
 
+const char* element(const Array& a, int64_t i) {
+  return static_cast<const char*>(a.desc()->data->ptr) + (a.desc()->offset + i) * a.itemsize();
+}
+char* element(Array& a, int64_t i) {
+  return static_cast<char*>(a.desc()->data->ptr) + (a.desc()->offset + i) * a.itemsize();
+}
+
+// Every input dense or one value: chunks of kChunk elements through the
+// contiguous kernel; a one-value input is read from a chunk-long buffer of
+// copies (so the kernel's loop sees only dense operands and vectorizes).
+void run_contig(const Fused& p, const FusedCpuKernel& k, const Arrays& in, Arrays& out,
+                int64_t size) {
+  const size_t n_in = in.size(), n_out = out.size();
+  int64_t fill = std::min<int64_t>(size, kChunk);
+  std::vector<bool> literal(n_in, false);  // the kernel does not read these
+  for (const auto& l : p.literals()) literal[l.input] = true;
+  std::vector<std::vector<char>> copies(n_in);
+  for (size_t i = 0; i < n_in; ++i) {
+    if (in[i].desc()->row_contiguous || literal[i]) continue;
+    size_t w = static_cast<size_t>(in[i].itemsize());
+    copies[i].resize(static_cast<size_t>(fill) * w);
+    for (int64_t e = 0; e < fill; ++e) std::memcpy(copies[i].data() + e * w, element(in[i], 0), w);
+  }
+  parallel_for(size, kChunk, [&](long long b, long long e) {
+    std::vector<const void*> ip(n_in);
+    std::vector<void*> op(n_out);
+    for (size_t i = 0; i < n_in; ++i)
+      ip[i] = !copies[i].empty() ? copies[i].data()
+              : literal[i]       ? nullptr
+                                 : static_cast<const void*>(element(in[i], b));
+    for (size_t j = 0; j < n_out; ++j) op[j] = element(out[j], b);
+    k.contig(ip.data(), op.data(), static_cast<long>(e - b));
+  });
+}
+
+// Otherwise rows of the collapsed shape through the strided kernel.
+void run_strided(const FusedCpuKernel& k, const Arrays& in, Arrays& out, const Shape& shape) {
+  const size_t n_in = in.size(), n_out = out.size();
+  // Merge adjacent axes that every input steps through evenly, drop 1s.
+  std::vector<int64_t> dims;
+  std::vector<std::vector<int64_t>> st(n_in);
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    bool merge = !dims.empty();
+    for (size_t i = 0; i < n_in && merge; ++i) merge = st[i].back() == in[i].strides()[d] * shape[d];
+    if (merge) {
+      dims.back() *= shape[d];
+      for (size_t i = 0; i < n_in; ++i) st[i].back() = in[i].strides()[d];
+    } else {
+      dims.push_back(shape[d]);
+      for (size_t i = 0; i < n_in; ++i) st[i].push_back(in[i].strides()[d]);
+    }
+  }
+  if (dims.empty()) {
+    dims.push_back(1);
+    for (auto& s : st) s.push_back(0);
+  }
+  const int64_t inner = dims.back();
+  const int64_t rows = shape_size(shape) / inner;
+  const size_t outer = dims.size() - 1;
+  std::vector<long> inner_strides(n_in);
+  for (size_t i = 0; i < n_in; ++i) inner_strides[i] = static_cast<long>(st[i].back());
+  parallel_for(rows, std::max<int64_t>(1, kChunk / inner), [&](long long r0, long long r1) {
+    std::vector<const void*> ip(n_in);
+    std::vector<void*> op(n_out);
+    for (long long r = r0; r < r1; ++r) {
+      std::vector<int64_t> off(n_in, 0);
+      long long rest = r;
+      for (size_t d = outer; d-- > 0;) {
+        int64_t c = rest % dims[d];
+        rest /= dims[d];
+        for (size_t i = 0; i < n_in; ++i) off[i] += c * st[i][d];
+      }
+      for (size_t i = 0; i < n_in; ++i) ip[i] = element(in[i], off[i]);
+      for (size_t j = 0; j < n_out; ++j) op[j] = element(out[j], r * inner);
+      k.strided(ip.data(), op.data(), inner_strides.data(), static_cast<long>(inner));
+    }
+  });
+}
+
+// Runs the generated kernel; false when there is none for these inputs.
+bool run_generated(const Fused& p, const Arrays& in, Arrays& out, int64_t size) {
+  auto k = p.cpu_kernel();
+  if (!k || k->input_dtypes.size() != in.size()) return false;
+  for (size_t i = 0; i < in.size(); ++i)
+    if (!(k->input_dtypes[i] == in[i].dtype())) return false;
+  bool flat = true;
+  for (const auto& a : in) flat = flat && (a.desc()->row_contiguous || all_zero(a.strides()));
+  if (flat) run_contig(p, *k, in, out, size);
+  else run_strided(*k, in, out, out[0].shape());
+  nuvec::detail::fused_runs(true).fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
 }  // namespace
 
 void eval(const Fused& p, const Arrays& raw_in, Arrays& out) {
@@ -89,6 +186,8 @@ void eval(const Fused& p, const Arrays& raw_in, Arrays& out) {
   for (const auto& a : raw_in) in.push_back(broadcast_view(a, shape));
   long long size = shape_size(shape);
   if (size == 0) return;
+  if (run_generated(p, in, out, size)) return;
+  nuvec::detail::fused_runs(false).fetch_add(1, std::memory_order_relaxed);
   // Flat mode when every input is dense or one broadcast value: chunks of
   // elements; otherwise chunks of rows of axis 0 (inputs read through their
   // strides).

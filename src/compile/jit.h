@@ -1,0 +1,54 @@
+// The CPU JIT: fused regions of a trace emitted as C++ (emit_cpp.h), built
+// by the system compiler into one shared object per trace, loaded with
+// dlopen, and cached in memory and on disk (DESIGN.md sections 5 and 10;
+// docs/compile.md). Until a region's kernel is ready, and where no compiler
+// works, the backend interprets the region with the same bits.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compile/simplify.h"
+
+namespace nuvec::compiler {
+
+/// Starts building the generated kernels of the graph's fused steps (in
+/// the background, or before returning in sync mode); each Fused step gets
+/// its kernel when the shared object is loaded.
+void prepare_cpu_kernels(const Graph& g);
+
+/// The text of a trace's program with the functor header in front.
+std::string full_source(const std::string& program, const std::string& key);
+
+}  // namespace nuvec::compiler
+
+namespace nuvec::jit_detail {
+
+/// For tests: forget loaded modules and the logged reasons, and use this
+/// cache directory and compiler from now on ("" restores the defaults:
+/// $NUVEC_CACHE_DIR or ~/.cache/nuvec, and $NUVEC_CXX or the build's).
+void reset_for_tests(const std::string& cache_dir, const std::string& compiler);
+
+// The disk cache (jit_disk.cpp).
+
+/// The usable cache directory, or "" with `why` set when there is none
+/// (setuid, unwritable, a symlink, group- or world-writable, not ours).
+std::string cache_directory(const std::string& requested, std::string& why);
+
+/// dlopen of `path` if it is a regular file we own that nobody else can
+/// write (opened without following links, loaded through /proc/self/fd);
+/// null otherwise. `fd` stays open while the module is loaded: dlopen
+/// matches loaded objects by name, so the number must not be reused.
+void* load_checked(const std::string& path, int& fd);
+
+/// Compiles `source` into `dir`/`key`.so (written under a temporary name,
+/// renamed when complete); returns "" or the error (the compiler's output).
+std::string compile_to(const std::string& dir, const std::string& key, const std::string& source,
+                       const std::string& compiler, const std::vector<std::string>& flags);
+
+/// Removes temporary files older than an hour and, beyond `max_bytes`,
+/// the least recently modified kernels.
+void trim_cache(const std::string& dir, long long max_bytes);
+
+}  // namespace nuvec::jit_detail
