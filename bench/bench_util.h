@@ -23,13 +23,13 @@ inline double median_ms(int reps, const std::function<void()>& f) {
 }
 
 inline void header() {
-  std::printf("| %-40s | %9s | %9s | %5s |\n", "benchmark", "nuvec ms", "base ms", "ratio");
-  std::printf("|------------------------------------------|-----------|-----------|-------|\n");
+  std::printf("| %-50s | %9s | %9s | %5s |\n", "benchmark", "nuvec ms", "base ms", "ratio");
+  std::printf("|----------------------------------------------------|-----------|-----------|-------|\n");
 }
 
 /// One table row: nuvec's time, the baseline's, and their ratio.
 inline void row(const char* name, double ours, double base) {
-  std::printf("| %-40s | %9.3f | %9.3f | %5.2f |\n", name, ours, base, ours / base);
+  std::printf("| %-50s | %9.3f | %9.3f | %5.2f |\n", name, ours, base, ours / base);
 }
 
 }  // namespace nuvec::bench

@@ -2,7 +2,10 @@
 // retracing rules, simplification, errors, and bit-exact replays.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <thread>
 
 #include "compile/simplify.h"
 #include <nuvec/compile.h>
@@ -255,4 +258,53 @@ TEST(Compile, SpecExampleIsOneKernel) {
   auto st = compiler::last_simplify_stats();
   EXPECT_EQ(st.fused_kernels, 1);
   EXPECT_EQ(st.fused_ops, 2);
+}
+
+TEST(Compile, ConcurrentFirstCallsTraceOnce) {
+  std::atomic<int> running{0};
+  auto f = compile([&](const Array& x) {
+    ++running;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // others arrive meanwhile
+    return ops::exp(x) * 2.0f;
+  });
+  Array x = array({1.0f, 2.0f, 3.0f});
+  std::vector<std::vector<float>> results(4);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) threads.emplace_back([&, t] { results[t] = f(x).to_vector<float>(); });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(f.trace_count(), 1u);
+  EXPECT_EQ(running.load(), 1);
+  for (const auto& r : results) EXPECT_EQ(r, (ops::exp(x) * 2.0f).to_vector<float>());
+}
+
+TEST(Compile, FailedTraceLetsTheNextCallerTrace) {
+  std::atomic<int> calls{0};
+  auto f = compile([&](const Array& x) {
+    if (calls++ == 0) throw Error(ErrorKind::invalid_argument, "first trace fails");
+    return x + 1.0f;
+  });
+  EXPECT_THROW((void)f(array({1.0f})), Error);
+  EXPECT_EQ(f(array({1.0f})).item<float>(), 2.0f);
+  EXPECT_EQ(f.trace_count(), 2u);
+}
+
+TEST(Compile, GraphReportShowsFusedAndUnfusedSteps) {
+  auto f = compile([](const Array& x) {
+    Array a = ops::exp(x) * 2.0f;           // fused with the multiply
+    Array s = ops::sum(a, -1, true);        // a reduction: its own kernel
+    return ops::sigmoid(s);                 // element-wise, but alone
+  });
+  Array x = random::normal({3, 4}, random::key(1));
+  GraphReport r = f.graph(x);
+  EXPECT_NE(r.text.find("inputs: %in0 float32(3, 4)"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("fused kernel, 2 ops: v2 = Exp(v0); v3 = Multiply(v2, v1)"), std::string::npos)
+      << r.text;
+  EXPECT_NE(r.text.find("Reduce("), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("Sigmoid(%1)"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("not fused"), std::string::npos) << r.text;
+  EXPECT_EQ(r.dot.rfind("digraph compiled {", 0), 0u);
+  EXPECT_NE(r.dot.find("\"%0\" -> \"%1\""), std::string::npos) << r.dot;
+  EXPECT_EQ(f.trace_count(), 1u);
+  (void)f(x);  // the report's trace is reused
+  EXPECT_EQ(f.trace_count(), 1u);
 }
