@@ -222,4 +222,35 @@ TEST(RandomStatistics, BernoulliAndRandintRanges) {
 }
 
 }  // namespace
+// uniform runs as one RandomBits node whose epilogue takes the steps MLX's
+// uniform takes with ops (bits / (2^32 - 1), clamp, convert): the same bits
+// as those ops run separately, for each dtype, odd and even sizes, batched
+// keys (vmap) and the bounded form.
+TEST(RandomUniform, EpilogueEqualsTheOpChain) {
+  for (DType dt : {float32, float16, bfloat16}) {
+    float upper = dt == float32 ? std::nextafter(1.0f, 0.0f)
+                  : dt == float16 ? 1.0f - 0x1p-11f
+                                  : 1.0f - 0x1p-8f;
+    for (int n : {1, 2, 7, 1000, 20001}) {
+      SCOPED_TRACE(std::string(dtype_name(dt)) + " n=" + std::to_string(n));
+      Array k = random::key(n);
+      Array chain = ops::astype(
+          ops::minimum(ops::divide(random::bits({n}, 4, k), array(4294967295.0f)), array(upper)), dt);
+      Array u = random::uniform({n}, dt, k);
+      EXPECT_EQ(u.dtype(), dt);
+      EXPECT_EQ(u.astype(float32).to_vector<float>(), chain.astype(float32).to_vector<float>());
+      Array ranged = random::uniform(-2.0f, 3.0f, {n}, dt, k);
+      Array expect = ops::add(ops::multiply(ops::subtract(array(3.0f).astype(dt), array(-2.0f).astype(dt)), chain),
+                              array(-2.0f).astype(dt));
+      EXPECT_EQ(ranged.astype(float32).to_vector<float>(), expect.astype(float32).to_vector<float>());
+    }
+  }
+  Array keys = random::split(random::key(3), 4);
+  Array batched = vmap_flat([](const Arrays& k) { return Arrays{random::uniform({5}, float32, random::Key(k[0]))}; })(
+      {keys})[0];
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(batched.i(i).to_vector<float>(), random::uniform({5}, float32, random::Key(keys.i(i))).to_vector<float>());
+}
+
 }  // namespace nuvec
+

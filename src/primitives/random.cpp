@@ -25,6 +25,11 @@ Expected<std::vector<OutputSpec>> RandomBits::output_specs(
     s.shape.push_back(n);
   }
   s.dtype = d;
+  if (uniform_) {
+    if (width_ != 4 || !is_floating(uniform_->dtype) || uniform_->dtype == float64)
+      return op_error(ErrorKind::internal, "a unit-uniform draw needs width 4 and a float dtype");
+    s.dtype = uniform_->dtype;
+  }
   return std::vector<OutputSpec>{s};
 }
 

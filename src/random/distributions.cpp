@@ -7,6 +7,7 @@
 
 #include "nuvec/nuvec.h"
 #include "ops/builder.h"
+#include "random/internal.h"
 
 namespace nuvec::random {
 
@@ -78,9 +79,7 @@ Array uniform_impl(const Array& lo, const Array& hi, const Shape& shape, DType d
                    const Key& key, const StreamOrDevice& s, Location loc) {
   Array range = ops::subtract(hi, lo, s, loc);
   float upper = dtype == float32 ? std::nextafter(1.0f, 0.0f) : below_one(dtype);
-  Array u = bits(shape, 4, key, s, loc);
-  u = ops::divide(u, array(4294967295.0f), s, loc);
-  u = ops::astype(ops::minimum(u, array(upper), s, loc), dtype, s, loc);
+  Array u = unit_uniform(shape, dtype, upper, key, s, loc);
   return ops::add(ops::multiply(range, u, s, loc), lo, s, loc);
 }
 
@@ -109,8 +108,7 @@ Array uniform(const Shape& shape, DType dtype, const Key& key, StreamOrDevice s,
   // MLX then computes (1 - 0) * u + 0, which is u bit for bit (u in [0, 1)):
   // two passes fewer.
   float upper = dtype == float32 ? std::nextafter(1.0f, 0.0f) : below_one(dtype);
-  Array u = ops::divide(bits(shape, 4, key, s, loc), array(4294967295.0f), s, loc);
-  return ops::astype(ops::minimum(u, array(upper), s, loc), dtype, s, loc);
+  return unit_uniform(shape, dtype, upper, key, s, loc);
 }
 
 Array normal(const Shape& shape, DType dtype, const std::optional<Operand>& mean,

@@ -5,6 +5,7 @@
 #include "nuvec/nuvec.h"
 #include "nuvec/primitives/random.h"
 #include "ops/builder.h"
+#include "random/internal.h"
 
 namespace nuvec::random {
 
@@ -48,7 +49,7 @@ Array key_or_next(const Key& k) {
 }
 
 Array bits_impl(const Shape& shape, int width, const Key& key, const StreamOrDevice& s,
-                const char* op, Location loc) {
+                const char* op, Location loc, std::optional<UnitUniform> uniform = std::nullopt) {
   if (width != 1 && width != 2 && width != 4)
     return fail(ErrorKind::invalid_argument,
                 "bit width must be in {1, 2, 4} but got " + std::to_string(width), op, loc);
@@ -64,10 +65,15 @@ Array bits_impl(const Shape& shape, int width, const Key& key, const StreamOrDev
     if (key->shape() != Shape{2})
       return fail(ErrorKind::invalid_shape, "expected a key of shape (2)", op, loc);
   }
-  return build1(make<RandomBits>(shape, width), {key_or_next(key)}, s, op, loc);
+  return build1(make<RandomBits>(shape, width, uniform), {key_or_next(key)}, s, op, loc);
 }
 
 }  // namespace
+
+Array unit_uniform(const Shape& shape, DType dtype, float upper, const Key& key,
+                   const StreamOrDevice& s, Location loc) {
+  return bits_impl(shape, 4, key, s, "uniform", loc, UnitUniform{dtype, upper});
+}
 
 Array bits(const Shape& shape, int width, const Key& key, StreamOrDevice s, Location loc) {
   return bits_impl(shape, width, key, s, "bits", loc);

@@ -7,9 +7,12 @@
 // keeps only its leading bytes when bytes is not a multiple of 4 (widths 1
 // and 2 with odd counts).
 #include <cstring>
+#include <functional>
 
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/loops.h"
+#include "nuvec/kernels/binary.h"
+#include "nuvec/kernels/cast.h"
 #include "nuvec/kernels/threefry.h"
 
 namespace nuvec::cpu {
@@ -38,6 +41,44 @@ inline void full_pairs(U32Pair key, unsigned char* base, int64_t j0, int64_t j1,
 // Pairs per parallel block (each pair is 20 rounds on two words).
 constexpr int64_t kPairGrain = 1 << 13;
 
+// The unit-uniform epilogue: the steps random::uniform takes with ops
+// (convert, divide, minimum, convert), through the same functors.
+template <class T>
+struct UnitUniformStore {
+  T* dst;
+  float upper;
+  void operator()(int64_t i, uint32_t w) const {
+    float f = kernels::Divide{}(kernels::Cast<float>{}(w), 4294967295.0f);
+    dst[i] = kernels::Cast<T>{}(kernels::Minimum{}(f, upper));
+  }
+};
+
+// Width-4 draws with the epilogue: whole words only, so element = word.
+template <class T>
+void unit_uniform(const RandomBits& p, int64_t num_keys, Array& out,
+                  const std::function<U32Pair(int64_t)>& key_at) {
+  const int64_t count = out.size() / num_keys;
+  const int64_t half = count / 2, second = half + count % 2;
+  UnitUniformStore<T> store{ptr<T>(out), p.unit_uniform()->upper};
+  const int64_t blocks = std::max<int64_t>(1, (half + kPairGrain - 1) / kPairGrain);
+  parallel_for(num_keys * blocks, 1, [&](long long t0, long long t1) {
+    for (long long t = t0; t < t1; ++t) {
+      int64_t k = t / blocks, b = t % blocks;
+      U32Pair key = key_at(k);
+      int64_t base = k * count;
+      int64_t j1 = std::min(half, (b + 1) * kPairGrain);
+      for (int64_t j = b * kPairGrain; j < j1; ++j) {
+        U32Pair r = kernels::threefry2x32(
+            key, {static_cast<uint32_t>(j), static_cast<uint32_t>(j + second)});
+        store(base + j, r.x0);
+        store(base + j + second, r.x1);
+      }
+      if (count % 2 && b == 0)
+        store(base + half, kernels::threefry2x32(key, {static_cast<uint32_t>(half), 0u}).x0);
+    }
+  });
+}
+
 }  // namespace
 
 void eval(const RandomBits& p, const Arrays& in, Arrays& out) {
@@ -65,6 +106,12 @@ void eval(const RandomBits& p, const Arrays& in, Arrays& out) {
     }
     return U32Pair{kp[off], kp[off + kst.back()]};
   };
+  if (p.unit_uniform()) {
+    DType d = p.unit_uniform()->dtype;
+    if (d == float32) return unit_uniform<float>(p, num_keys, out[0], key_at);
+    if (d == float16) return unit_uniform<float16_t>(p, num_keys, out[0], key_at);
+    return unit_uniform<bfloat16_t>(p, num_keys, out[0], key_at);
+  }
 
   const int64_t blocks = half > kPairGrain ? (half + kPairGrain - 1) / kPairGrain : 1;
   const int64_t keys_per_task = blocks > 1 ? 1 : std::max<int64_t>(1, kPairGrain / (half + 1));
