@@ -208,8 +208,15 @@ void eval(const Fused& p, const Arrays& raw_in, Arrays& out) {
     std::vector<Array> values;
     values.reserve(n_in + p.ops().size());
     for (const auto& a : in) values.push_back(part(a, r0, r1, flat));
-    std::vector<std::vector<unsigned char>> scratch;
-    scratch.reserve(p.ops().size());
+    // Intermediates live in one per-thread buffer, reused chunk after chunk
+    // (fresh zeroed buffers per chunk cost more than the arithmetic).
+    size_t need = 0;
+    for (size_t k = 0; k < p.ops().size(); ++k)
+      if (output_of[n_in + k] < 0) need += (static_cast<size_t>(count) * p.ops()[k].dtype.size() + 63) & ~size_t(63);
+    thread_local std::vector<unsigned char> scratch;
+    if (scratch.size() < need + 64) scratch.resize(need + 64);
+    unsigned char* next_free = reinterpret_cast<unsigned char*>(
+        (reinterpret_cast<uintptr_t>(scratch.data()) + 63) & ~uintptr_t(63));
     for (size_t k = 0; k < p.ops().size(); ++k) {
       const FusedOp& op = p.ops()[k];
       int v = n_in + static_cast<int>(k);
@@ -220,8 +227,8 @@ void eval(const Fused& p, const Arrays& raw_in, Arrays& out) {
                      (o.desc()->offset + (flat ? r0 : r0 * row)) * o.itemsize();
         dst = dense(part_shape, op.dtype, base);
       } else {
-        scratch.emplace_back(static_cast<size_t>(count) * op.dtype.size());
-        dst = dense(part_shape, op.dtype, scratch.back().data());
+        dst = dense(part_shape, op.dtype, next_free);
+        next_free += (static_cast<size_t>(count) * op.dtype.size() + 63) & ~size_t(63);
       }
       std::vector<Array> args;
       for (int a : op.args) args.push_back(values[a]);
