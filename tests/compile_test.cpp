@@ -5,6 +5,9 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <map>
+#include <optional>
+#include <variant>
 #include <thread>
 
 #include "compile/simplify.h"
@@ -307,4 +310,39 @@ TEST(Compile, GraphReportShowsFusedAndUnfusedSteps) {
   EXPECT_EQ(f.trace_count(), 1u);
   (void)f(x);  // the report's trace is reused
   EXPECT_EQ(f.trace_count(), 1u);
+}
+
+// Each part of the signature retraces once when it changes, and only then.
+TEST(Compile, RetracesOnEveryPartOfTheSignature) {
+  using V = std::variant<Array, std::pair<Array, Array>>;
+  auto total = [](const auto& tree) {
+    Array s = array(0.0f);
+    for (const auto& leaf : tree_leaves(tree)) s = s + leaf.astype(float32).sum();
+    return s;
+  };
+  auto fv = compile([&](const V& v) { return total(v); });
+  (void)fv(V(array({1.0f})));
+  (void)fv(V(std::make_pair(array({1.0f}), array({2.0f}))));  // the variant's alternative
+  (void)fv(V(array({5.0f})));
+  EXPECT_EQ(fv.trace_count(), 2u);
+  auto fo = compile([&](const std::optional<Array>& o) { return o ? total(*o) : array(0.0f); });
+  (void)fo(std::optional<Array>(array({1.0f})));
+  (void)fo(std::optional<Array>());  // an optional's presence
+  (void)fo(std::optional<Array>(array({3.0f})));
+  EXPECT_EQ(fo.trace_count(), 2u);
+  auto fl = compile([&](const std::vector<Array>& xs) { return total(xs); });
+  (void)fl(std::vector<Array>{array({1.0f})});
+  (void)fl(std::vector<Array>{array({1.0f}), array({2.0f})});  // a container's length
+  EXPECT_EQ(fl.trace_count(), 2u);
+  auto fm = compile([&](const std::map<std::string, Array>& m) { return total(m); });
+  (void)fm(std::map<std::string, Array>{{"a", array({1.0f})}});
+  (void)fm(std::map<std::string, Array>{{"b", array({1.0f})}});  // a path
+  EXPECT_EQ(fm.trace_count(), 2u);
+  auto fa = compile([](const Array& x) { return x * 2; });
+  (void)fa(array({1.0f, 2.0f}));
+  (void)fa(array({1, 2}));                     // a dtype
+  (void)fa(array({1.0f, 2.0f, 3.0f}));         // a shape
+  with_stream(new_stream(Device::cpu), [&] { (void)fa(array({1.0f, 2.0f})); });  // the stream
+  (void)fa(array({4.0f, 5.0f}));
+  EXPECT_EQ(fa.trace_count(), 4u);
 }

@@ -273,3 +273,21 @@ TEST(Jit, OffModeInterprets) {
   EXPECT_EQ(jit::stats().generated_runs, before.generated_runs);
   EXPECT_TRUE(scope.kernels().empty());
 }
+
+// Two compiled functions with the same code share one module; destroying
+// one leaves the other's kernels loaded and running.
+TEST(Jit, DestroyingOneOfTwoFunctionsWithTheSameCode) {
+  JitScope scope;
+  auto body = [](const Array& x) { return ops::sinh(x) * 0.5f + x; };
+  Array x = data({33}, float32, 95);
+  auto g = compile(body);
+  {
+    auto f = compile(body);
+    expect_same(f(x), body(x));
+    expect_same(g(x), body(x));
+  }
+  auto before = jit::stats();
+  for (int i = 0; i < 3; ++i) expect_same(g(x), body(x));
+  EXPECT_EQ(jit::stats().generated_runs, before.generated_runs + 3);
+  EXPECT_EQ(jit::stats().compiled, before.compiled);
+}
