@@ -16,6 +16,6 @@ run_suite() {  # build dir, extra cmake args...
 }
 run_suite build/test -DCMAKE_BUILD_TYPE=Release
 if [ "${NUVEC_SANITIZE:-0}" = "1" ]; then
-  run_suite build/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNUVEC_SANITIZE=address,undefined \
+  run_suite build/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNUVEC_SANITIZE=address,undefined -DNUVEC_CUDA=OFF \
     -DNUVEC_BUILD_BENCH=OFF -DNUVEC_BUILD_EXAMPLES=OFF
 fi

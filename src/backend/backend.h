@@ -2,6 +2,8 @@
 // this header's implementations' headers.
 #pragma once
 
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "nuvec/core/graph.h"
@@ -13,7 +15,25 @@ namespace nuvec::backend {
 void eval_cpu(const Primitive& p, const std::vector<Array>& inputs,
               std::vector<Array>& outputs);
 
-/// A host pointer to element `offset` of an available array.
+/// A host pointer to element `offset` of an available array (a GPU
+/// array's data is copied to the host once, when first read there).
 const void* host_pointer(const Array& a);
+
+// The GPU (src/backend/gpu.cpp; the CUDA backend when built with it).
+
+/// Whether a GPU can run operations in this process.
+bool gpu_available();
+/// Why not ("" when it can).
+std::string gpu_unavailable_reason();
+/// A device buffer of `nbytes`.
+std::shared_ptr<Data> allocate_gpu(size_t nbytes);
+/// Runs `p` on GPU stream `s` (inputs on the host are uploaded).
+void eval_gpu(const Primitive& p, const std::vector<Array>& inputs, std::vector<Array>& outputs,
+              Stream s);
+/// The host copy of a GPU buffer's bytes (made once, on first read).
+const void* host_data(const Data& d);
+/// `inputs` readable by CPU kernels: GPU-resident ones replaced by views of
+/// their host copies.
+std::vector<Array> on_host(const std::vector<Array>& inputs);
 
 }  // namespace nuvec::backend

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <optional>
 
+#include "backend/backend.h"
 #include "nuvec/core/error.h"
 
 namespace nuvec {
@@ -11,20 +12,25 @@ namespace {
 
 std::atomic<int> next_stream_index{1};
 Device& global_default_device() {
-  static Device d = Device::cpu;  // no GPU backend in this build
+  // The CPU until the GPU backend covers every primitive
+  // (docs/gpu-status.md); set_default_device(Device::gpu) opts in.
+  static Device d = Device::cpu;
   return d;
 }
 thread_local std::optional<Stream> thread_default_stream;
 
 }  // namespace
 
-bool is_available(Device d) { return d.type == Device::cpu; }
+bool is_available(Device d) {
+  return d.type == Device::cpu || (d.index == 0 && backend::gpu_available());
+}
 
 Device default_device() { return global_default_device(); }
 
 void set_default_device(Device d) {
   if (!is_available(d))
-    throw Error(ErrorKind::backend, "[set_default_device] the GPU is not available in this build");
+    throw Error(ErrorKind::backend,
+                "[set_default_device] the GPU is not available: " + backend::gpu_unavailable_reason());
   global_default_device() = d;
   thread_default_stream.reset();
 }

@@ -83,6 +83,7 @@ void execute(Node& n) {
   std::vector<Array> outs;
   bool needs_kernel = false;
   bool elementwise = is_elementwise(n.primitive->id());
+  const bool gpu = n.stream.device == Device::gpu;
   for (size_t i = 0; i < n.specs.size(); ++i) {
     auto desc = n.outputs[i].lock();
     const OutputSpec& spec = n.specs[i];
@@ -98,17 +99,20 @@ void execute(Node& n) {
     } else {
       needs_kernel = true;
       for (auto& in : n.inputs) {
-        if (elementwise && !n.keep_graph && can_donate(in, spec)) {
+        if (elementwise && !n.keep_graph && can_donate(in, spec) &&
+            in.desc()->data->device == n.stream.device) {
           desc->data = in.desc()->data;
           break;
         }
       }
-      if (!desc->data)
-        desc->data = allocate_data(static_cast<size_t>(desc->size) * spec.dtype.size());
+      size_t bytes = static_cast<size_t>(desc->size) * spec.dtype.size();
+      if (!desc->data) desc->data = gpu ? backend::allocate_gpu(bytes) : allocate_data(bytes);
     }
     outs.emplace_back(std::move(desc));
   }
-  if (needs_kernel) backend::eval_cpu(*n.primitive, n.inputs, outs);
+  if (!needs_kernel) return;
+  if (gpu) backend::eval_gpu(*n.primitive, n.inputs, outs, n.stream);
+  else backend::eval_cpu(*n.primitive, backend::on_host(n.inputs), outs);
 }
 
 void run_node(const NodePtr& n) {

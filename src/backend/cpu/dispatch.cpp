@@ -32,7 +32,8 @@ void eval_cpu(const Primitive& p, const std::vector<Array>& inputs,
 const void* host_pointer(const Array& a) {
   const auto& d = a.desc();
   if (!d->data) return nullptr;
-  return static_cast<const char*>(d->data->ptr) + d->offset * a.itemsize();
+  const void* base = d->data->device == Device::gpu ? host_data(*d->data) : d->data->ptr;
+  return static_cast<const char*>(base) + d->offset * a.itemsize();
 }
 
 }  // namespace nuvec::backend

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Builds nuvec with the CUDA backend and runs the GPU tests and the GPU
+# benchmark, on a machine with an NVIDIA GPU (docs/gpu-status.md records the
+# latest result). Usage: scripts/gpu.sh [build dir]
+#
+# A machine without Debian's packages and without a network (the H200 of
+# docs/gpu-status.md) can be given .deb files of the build's dependencies
+# (OpenBLAS, GoogleTest: `apt-get download libopenblas0-pthread
+# libopenblas-pthread-dev libopenblas-dev libgtest-dev libgfortran5` on a
+# Debian 12 machine) in NUVEC_DEBS; they are unpacked under /tmp.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=${1:-build/gpu}
+extra=()
+if [ -n "${NUVEC_DEBS:-}" ]; then
+  root=/tmp/nuvec-deps
+  mkdir -p "$root"
+  for f in "$NUVEC_DEBS"/*.deb; do dpkg -x "$f" "$root"; done
+  lib=$root/usr/lib/x86_64-linux-gnu
+  extra=(-DCMAKE_LIBRARY_PATH="$lib/openblas-pthread;$lib"
+         -DNUVEC_CBLAS_INCLUDE="$root/usr/include/x86_64-linux-gnu/openblas-pthread"
+         -DGTest_DIR="$lib/cmake/GTest")
+  export LD_LIBRARY_PATH="$lib/openblas-pthread:$lib:${LD_LIBRARY_PATH:-}"
+fi
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNUVEC_BUILD_EXAMPLES=OFF \
+  -DNUVEC_BUILD_FUZZ=OFF "${extra[@]}"
+cmake --build "$dir" --target nuvec_tests gpu_bench -j "$(nproc)"
+status=0
+"$dir/tests/nuvec_tests" --gtest_filter='Gpu*' --gtest_brief=0 || status=$?
+"$dir/bench/gpu_bench" || status=$?
+exit $status

@@ -1,0 +1,48 @@
+// The CUDA backend's interface to the rest of the library (plain C++: no
+// CUDA header). Built when the CUDA toolkit is found (NUVEC_WITH_CUDA);
+// src/backend/gpu.cpp forwards to it. docs/gpu-status.md says what runs.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nuvec/core/graph.h"
+
+namespace nuvec::cuda {
+
+/// Whether a CUDA device is present and usable (checked once).
+bool available();
+/// Why not ("" when available).
+std::string unavailable_reason();
+
+/// A device buffer of `nbytes` from the caching allocator (out_of_memory
+/// Error beyond the memory limit or when the device refuses).
+std::shared_ptr<Data> allocate(size_t nbytes);
+
+/// Runs `p` on the GPU stream `s`: outputs are device buffers; inputs on the
+/// host are uploaded first. Throws Error(unsupported_dtype / backend) when
+/// there is no GPU kernel for the primitive or dtype; never falls back.
+void eval(const Primitive& p, const std::vector<Array>& in, std::vector<Array>& out, Stream s);
+
+/// A host copy of a device buffer, once the work that writes it is done.
+std::shared_ptr<Data> to_host(const Data& d);
+
+struct Stats {
+  size_t active = 0;  // bytes in arrays
+  size_t peak = 0;
+  size_t cached = 0;  // freed bytes kept for reuse
+};
+Stats stats();
+void set_memory_limit(size_t bytes);
+void clear_cache();
+
+// Kernels (elementwise.cu). Arrays are device-resident; `stream` is a
+// cudaStream_t.
+void launch_unary(PrimitiveId id, const Array& in, Array& out, void* stream);
+void launch_binary(PrimitiveId id, const Array& a, const Array& b, Array& out, void* stream);
+void launch_select(const Array& c, const Array& x, const Array& y, Array& out, void* stream);
+void launch_cast(const Array& in, Array& out, void* stream);
+
+}  // namespace nuvec::cuda

@@ -1,0 +1,156 @@
+// Element-wise kernels on the GPU (shared by unary.cu, binary.cu and
+// select_cast.cu, which nvcc compiles in parallel): every unary and binary primitive, select
+// and casts, through the scalar functors the CPU uses (kernels/), compiled
+// with --fmad=false, so that results match the CPU's bit for bit. Each
+// thread handles four elements a grid apart (coalesced, four loads in
+// flight); inputs with strides or broadcasts are read through a collapsed
+// layout, outputs are dense.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <string>
+#include <type_traits>
+
+#include "backend/cpu/loops.h"
+#include "backend/cuda/cuda.h"
+#include "backend/functor_of.h"
+#include "nuvec/kernels/functors.h"
+
+namespace nuvec::cuda::ew {
+
+inline constexpr int kMaxDims = 8;
+inline constexpr int kThreads = 256;
+inline constexpr int kPerThread = 4;
+
+// Where input k's element i is: dense (ndim 0) or through strides.
+struct Layout {
+  int ndim = 0;
+  int64_t shape[kMaxDims] = {};
+  int64_t strides[3][kMaxDims] = {};
+  int64_t offset[3] = {};
+};
+
+__device__ __forceinline__ int64_t at(const Layout& l, int k, int64_t i) {
+  if (l.ndim == 0) return l.offset[k] + i;
+  int64_t off = l.offset[k];
+  for (int d = l.ndim - 1; d >= 0; --d) {
+    int64_t c = i % l.shape[d];
+    i /= l.shape[d];
+    off += c * l.strides[k][d];
+  }
+  return off;
+}
+
+template <class F, class A, class O>
+__global__ void unary_kernel(const A* a, O* o, int64_t n, Layout l) {
+  int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k, i += step)
+    if (i < n) o[i] = F{}(a[at(l, 0, i)]);
+}
+
+template <class F, class A, class O>
+__global__ void binary_kernel(const A* a, const A* b, O* o, int64_t n, Layout l) {
+  int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k, i += step)
+    if (i < n) o[i] = F{}(a[at(l, 0, i)], b[at(l, 1, i)]);
+}
+
+template <class T>
+__global__ void select_kernel(const bool* c, const T* x, const T* y, T* o, int64_t n, Layout l) {
+  int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k, i += step)
+    if (i < n) o[i] = kernels::Select{}(c[at(l, 0, i)], x[at(l, 1, i)], y[at(l, 2, i)]);
+}
+
+// The layout of `inputs` seen at the output's shape: dense when every input
+// is row-contiguous at that shape.
+inline Layout layout_of(const std::vector<const Array*>& inputs, const Shape& shape) {
+  Layout l;
+  bool dense = true;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    l.offset[k] = inputs[k]->desc()->offset;
+    dense = dense && inputs[k]->desc()->row_contiguous && inputs[k]->shape() == shape;
+  }
+  if (dense) return l;
+  std::array<const Strides*, 3> st{};
+  Strides zero(shape.size(), 0);
+  for (size_t k = 0; k < 3; ++k) st[k] = k < inputs.size() ? &inputs[k]->strides() : &zero;
+  auto c = cpu::collapse<3>(shape, st);
+  if (c.shape.size() > kMaxDims)
+    throw Error(ErrorKind::backend, "GPU element-wise kernels take at most 8 collapsed dimensions");
+  l.ndim = static_cast<int>(c.shape.size());
+  for (int d = 0; d < l.ndim; ++d) {
+    l.shape[d] = c.shape[d];
+    for (size_t k = 0; k < 3; ++k) l.strides[k][d] = c.strides[k][d];
+  }
+  return l;
+}
+
+inline unsigned blocks_for(int64_t n) {
+  int64_t per_block = static_cast<int64_t>(kThreads) * kPerThread;
+  return static_cast<unsigned>((n + per_block - 1) / per_block);
+}
+
+template <class T>
+const T* dev(const Array& a) {
+  return static_cast<const T*>(a.desc()->data->ptr);  // offsets go through Layout
+}
+template <class T>
+T* dev_out(Array& a) {
+  return static_cast<T*>(a.desc()->data->ptr) + a.desc()->offset;
+}
+
+inline void check_launch(const char* what) {
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess)
+    throw Error(ErrorKind::backend, std::string("CUDA launch of ") + what + " failed: " + cudaGetErrorString(e));
+}
+
+[[noreturn]] inline void no_kernel(const char* what, DType d) {
+  throw Error(ErrorKind::unsupported_dtype,
+              std::string("no GPU kernel for ") + what + " on " + std::string(dtype_name(d)));
+}
+
+template <PrimitiveId Id>
+void unary(const Array& in, Array& out, cudaStream_t s) {
+  using F = backend::functor_of_t<Id>;
+  int64_t n = out.size();
+  Layout l = layout_of({&in}, out.shape());
+  dispatch_dtype(in.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_invocable_v<F, T>) {
+      using O = std::decay_t<decltype(F{}(T{}))>;
+      if (n > 0) unary_kernel<F, T, O><<<blocks_for(n), kThreads, 0, s>>>(dev<T>(in), dev_out<O>(out), n, l);
+      check_launch(primitive_name(Id));
+    } else {
+      no_kernel(primitive_name(Id), in.dtype());
+    }
+  });
+}
+
+template <PrimitiveId Id>
+void binary(const Array& a, const Array& b, Array& out, cudaStream_t s) {
+  using F = backend::functor_of_t<Id>;
+  int64_t n = out.size();
+  Layout l = layout_of({&a, &b}, out.shape());
+  dispatch_dtype(a.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_invocable_v<F, T, T>) {
+      using O = std::decay_t<decltype(F{}(T{}, T{}))>;
+      if (n > 0)
+        binary_kernel<F, T, O><<<blocks_for(n), kThreads, 0, s>>>(dev<T>(a), dev<T>(b), dev_out<O>(out), n, l);
+      check_launch(primitive_name(Id));
+    } else {
+      no_kernel(primitive_name(Id), a.dtype());
+    }
+  });
+}
+
+}  // namespace nuvec::cuda::ew

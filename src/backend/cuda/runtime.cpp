@@ -1,0 +1,219 @@
+// The CUDA backend's runtime: the device, streams, the caching allocator,
+// copies between host and device, and the dispatch of primitives to kernels.
+//
+// First step (docs/gpu-status.md): a GPU node runs on its stream and the
+// host waits for it before the node is marked done; asynchronous
+// submission with events comes next.
+#include <cuda_runtime.h>
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "backend/cuda/cuda.h"
+
+namespace nuvec::cuda {
+
+namespace {
+
+struct DeviceState {
+  bool ok = false;
+  std::string why;
+};
+
+const DeviceState& device() {
+  static const DeviceState d = [] {
+    DeviceState s;
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+      s.why = std::string("CUDA: ") + cudaGetErrorString(e);
+    } else if (n == 0) {
+      s.why = "no CUDA device";
+    } else if ((e = cudaSetDevice(0)) != cudaSuccess) {
+      s.why = std::string("CUDA: ") + cudaGetErrorString(e);
+    } else {
+      s.ok = true;
+    }
+    return s;
+  }();
+  return d;
+}
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw Error(ErrorKind::backend, std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+// Caching allocator: freed blocks are kept by rounded size and reused (the
+// driver's allocations are slow and synchronize). Sizes round up to 512 B
+// below 1 MiB and to 2 MiB above.
+class Allocator {
+ public:
+  struct Block {
+    Allocator* owner;
+    size_t size;
+    std::mutex mu;                   // guards mirror
+    std::shared_ptr<Data> mirror;    // the host copy, once read on the host
+  };
+
+  std::shared_ptr<Data> allocate(size_t nbytes) {
+    size_t size = round(nbytes);
+    void* p = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = free_.find(size);
+      if (it != free_.end() && !it->second.empty()) {
+        p = it->second.back();
+        it->second.pop_back();
+        cached_ -= size;
+      } else if (active_ + cached_ + size > limit_) {
+        release_cache_locked();
+      }
+      if (!p && active_ + size > limit_)
+        throw Error(ErrorKind::out_of_memory, "GPU memory limit reached (" + std::to_string(limit_) + " bytes)");
+      active_ += size;
+      peak_ = std::max(peak_, active_);
+    }
+    if (!p && cudaMalloc(&p, size) != cudaSuccess) {
+      cudaGetLastError();
+      std::lock_guard<std::mutex> lock(mu_);
+      release_cache_locked();
+      if (cudaMalloc(&p, size) != cudaSuccess) {
+        cudaGetLastError();
+        active_ -= size;
+        throw Error(ErrorKind::out_of_memory, "cudaMalloc of " + std::to_string(size) + " bytes failed");
+      }
+    }
+    auto d = std::make_shared<Data>();
+    d->ptr = p;
+    d->nbytes = nbytes;
+    d->capacity = size;
+    d->device = Device::gpu;
+    d->from_allocator = true;
+    d->context = new Block{this, size, {}, nullptr};
+    d->release = [](Data& data) {
+      auto* b = static_cast<Block*>(data.context);
+      b->owner->free(data.ptr, b->size);
+      delete b;
+    };
+    return d;
+  }
+
+  void free(void* p, size_t size) {
+    std::lock_guard<std::mutex> lock(mu_);
+    active_ -= size;
+    free_[size].push_back(p);
+    cached_ += size;
+  }
+
+  Stats stats() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return {active_, peak_, cached_};
+  }
+  void set_limit(size_t bytes) {
+    std::lock_guard<std::mutex> lock(mu_);
+    limit_ = bytes;
+  }
+  void clear() {
+    std::lock_guard<std::mutex> lock(mu_);
+    release_cache_locked();
+  }
+
+ private:
+  static size_t round(size_t n) {
+    if (n == 0) n = 1;
+    size_t q = n < (1u << 20) ? 512 : (2u << 20);
+    return (n + q - 1) / q * q;
+  }
+  void release_cache_locked() {
+    cudaDeviceSynchronize();
+    for (auto& [size, ptrs] : free_)
+      for (void* p : ptrs) cudaFree(p);
+    free_.clear();
+    cached_ = 0;
+  }
+
+  std::mutex mu_;
+  std::map<size_t, std::vector<void*>> free_;
+  size_t active_ = 0, peak_ = 0, cached_ = 0;
+  size_t limit_ = ~size_t(0);
+};
+
+Allocator& allocator() {
+  static Allocator* a = new Allocator();  // outlives every array
+  return *a;
+}
+
+cudaStream_t stream_for(Stream s) {
+  static std::mutex mu;
+  static std::unordered_map<int, cudaStream_t> streams;
+  std::lock_guard<std::mutex> lock(mu);
+  auto& cs = streams[s.index];
+  if (!cs) check(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking), "cudaStreamCreate");
+  return cs;
+}
+
+// `a` with its data on the device (uploaded when it lives on the host).
+Array on_device(const Array& a, cudaStream_t s) {
+  const auto& d = a.desc();
+  if (!d->data || d->data->device == Device::gpu) return a;
+  auto g = allocate(d->data->nbytes);
+  check(cudaMemcpyAsync(g->ptr, d->data->ptr, d->data->nbytes, cudaMemcpyHostToDevice, s),
+        "copy to the GPU");
+  auto copy = std::make_shared<ArrayDesc>(*d);
+  copy->node = nullptr;
+  copy->data = std::move(g);
+  return Array(std::move(copy));
+}
+
+}  // namespace
+
+bool available() { return device().ok; }
+std::string unavailable_reason() { return device().why; }
+
+std::shared_ptr<Data> allocate(size_t nbytes) {
+  if (!available()) throw Error(ErrorKind::backend, "the GPU is not available: " + unavailable_reason());
+  return allocator().allocate(nbytes);
+}
+
+Stats stats() { return allocator().stats(); }
+void set_memory_limit(size_t bytes) { allocator().set_limit(bytes); }
+void clear_cache() { allocator().clear(); }
+
+std::shared_ptr<Data> to_host(const Data& d) {
+  auto* b = static_cast<Allocator::Block*>(d.context);
+  std::lock_guard<std::mutex> lock(b->mu);
+  if (!b->mirror) {
+    auto h = allocate_data(d.nbytes);
+    check(cudaMemcpy(h->ptr, d.ptr, d.nbytes, cudaMemcpyDeviceToHost), "copy from the GPU");
+    b->mirror = std::move(h);
+  }
+  return b->mirror;
+}
+
+void eval(const Primitive& p, const std::vector<Array>& raw_in, std::vector<Array>& out, Stream s) {
+  cudaStream_t cs = stream_for(s);
+  std::vector<Array> in;
+  for (const auto& a : raw_in) in.push_back(on_device(a, cs));
+  PrimitiveId id = p.id();
+  switch (primitive_kind(id)) {
+    case PrimitiveKind::unary: launch_unary(id, in[0], out[0], cs); break;
+    case PrimitiveKind::binary: launch_binary(id, in[0], in[1], out[0], cs); break;
+    default:
+      if (id == PrimitiveId::Select) {
+        launch_select(in[0], in[1], in[2], out[0], cs);
+      } else if (id == PrimitiveId::AsType || id == PrimitiveId::Copy || id == PrimitiveId::Reshape ||
+                 id == PrimitiveId::StopGradient) {
+        launch_cast(in[0], out[0], cs);  // a copy in the input's logical order
+      } else {
+        throw Error(ErrorKind::backend, std::string("no GPU kernel for ") + primitive_name(id) +
+                                            " yet (docs/gpu-status.md)");
+      }
+  }
+  // First step: the node is complete when its kernel is (uploads and
+  // buffers freed after this point are then safe).
+  check(cudaStreamSynchronize(cs), primitive_name(id));
+}
+
+}  // namespace nuvec::cuda

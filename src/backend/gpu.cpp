@@ -1,0 +1,60 @@
+// The GPU entry points of backend.h: the CUDA backend when the library is
+// built with it (NUVEC_WITH_CUDA), otherwise "not available" errors.
+#include "backend/backend.h"
+
+#ifdef NUVEC_WITH_CUDA
+#include "backend/cuda/cuda.h"
+#endif
+
+namespace nuvec::backend {
+
+#ifdef NUVEC_WITH_CUDA
+
+bool gpu_available() { return cuda::available(); }
+std::string gpu_unavailable_reason() { return cuda::unavailable_reason(); }
+std::shared_ptr<Data> allocate_gpu(size_t nbytes) { return cuda::allocate(nbytes); }
+void eval_gpu(const Primitive& p, const std::vector<Array>& in, std::vector<Array>& out, Stream s) {
+  cuda::eval(p, in, out, s);
+}
+const void* host_data(const Data& d) { return cuda::to_host(d)->ptr; }
+
+#else
+
+namespace {
+[[noreturn]] void no_gpu() {
+  throw Error(ErrorKind::backend, "the GPU is not available: nuvec was built without CUDA");
+}
+}  // namespace
+
+bool gpu_available() { return false; }
+std::string gpu_unavailable_reason() { return "nuvec was built without CUDA"; }
+std::shared_ptr<Data> allocate_gpu(size_t) { no_gpu(); }
+void eval_gpu(const Primitive&, const std::vector<Array>&, std::vector<Array>&, Stream) { no_gpu(); }
+const void* host_data(const Data&) { no_gpu(); }
+
+#endif
+
+std::vector<Array> on_host(const std::vector<Array>& inputs) {
+  bool any = false;
+  for (const auto& a : inputs) any = any || (a.desc()->data && a.desc()->data->device == Device::gpu);
+  if (!any) return inputs;
+  std::vector<Array> out;
+  for (const auto& a : inputs) {
+    const auto& d = a.desc();
+    if (!d->data || d->data->device != Device::gpu) {
+      out.push_back(a);
+      continue;
+    }
+#ifdef NUVEC_WITH_CUDA
+    auto copy = std::make_shared<ArrayDesc>(*d);
+    copy->node = nullptr;
+    copy->data = cuda::to_host(*d->data);
+    out.emplace_back(std::move(copy));
+#else
+    no_gpu();
+#endif
+  }
+  return out;
+}
+
+}  // namespace nuvec::backend

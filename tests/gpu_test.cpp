@@ -1,0 +1,139 @@
+// The GPU backend against the CPU (a cross-backend harness, ggml's idea):
+// every element-wise primitive on random inputs of several shapes, layouts
+// and dtypes gives the CPU's bits (the same functors, no contraction).
+// Skipped where no GPU is present (CI); scripts/gpu.sh runs it on the H200.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+
+#include "support/bits.h"
+#include <nuvec/nuvec.h>
+
+using namespace nuvec;
+using nuvec::testing::bits_of;
+
+namespace {
+
+const Stream kCpu = default_stream(Device::cpu);
+
+#define NUVEC_GPU_REQUIRED()                                              \
+  if (!is_available(Device::gpu)) GTEST_SKIP() << "no GPU in this process"
+
+const DType kDtypes[] = {float32, float16, bfloat16, float64, int8,  uint8, int16,
+                         uint16,  int32,   uint32,   int64,   uint64, bool_, complex64};
+
+// Inputs in several layouts: dense, transposed, a broadcast row, a scalar.
+std::vector<Array> layouts(DType dt, int seed) {
+  auto values = [&](const Shape& s, int k) {
+    Array x = random::normal(s, random::key(seed * 10 + k)) * 3.0f;
+    return dt == bool_ ? x > 0.0f : x.astype(dt);
+  };
+  return {values({37, 129}, 0), ops::transpose(values({129, 37}, 1)), values({129}, 2), values({}, 3)};
+}
+
+// f on the CPU stream and on the GPU stream; the same dtype, shape and bits,
+// or both failed.
+void expect_same(const std::function<Array(StreamOrDevice)>& f, const std::string& what) {
+  Array c = f(kCpu);
+  Array g = f(Device::gpu);
+  if (c.is_failed()) return;  // a dtype the op rejects (the same rule on both)
+  ASSERT_FALSE(g.is_failed()) << what << ": " << g.error()->what();
+  try {
+    g.eval();
+  } catch (const Error& e) {
+    FAIL() << what << ": " << e.what();
+  }
+  ASSERT_EQ(c.dtype(), g.dtype()) << what;
+  ASSERT_EQ(c.shape(), g.shape()) << what;
+  EXPECT_EQ(bits_of(c), bits_of(g)) << what;
+}
+
+}  // namespace
+
+TEST(Gpu, AvailabilityIsReported) {
+  if (is_available(Device::gpu)) {
+    Array x = ops::add(array({1.0f, 2.0f}), array({3.0f, 4.0f}), Device::gpu);
+    EXPECT_EQ(x.to_vector<float>(), (std::vector<float>{4.0f, 6.0f}));
+  } else {
+    EXPECT_THROW(set_default_device(Device::gpu), Error);
+    Array x = ops::add(array({1.0f}), array({3.0f}), Device::gpu);
+    try {
+      x.eval();
+      ADD_FAILURE() << "an op on an absent GPU ran";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("GPU is not available"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Gpu, UnaryPrimitivesMatchTheCpu) {
+  NUVEC_GPU_REQUIRED();
+  using U = std::function<Array(const Array&, StreamOrDevice)>;
+  std::vector<std::pair<const char*, U>> unary = {
+#define NUVEC_ENTRY(name) {#name, [](const Array& x, StreamOrDevice s) { return ops::name(x, s); }},
+      NUVEC_UNARY_OPS(NUVEC_ENTRY)
+#undef NUVEC_ENTRY
+  };
+  for (DType dt : kDtypes)
+    for (const auto& x : layouts(dt, 1))
+      for (const auto& [name, f] : unary)
+        expect_same([&, f = f](StreamOrDevice s) { return f(x, s); },
+                    std::string(name) + " " + std::string(dtype_name(dt)));
+}
+
+TEST(Gpu, BinaryPrimitivesMatchTheCpu) {
+  NUVEC_GPU_REQUIRED();
+  using B = std::function<Array(const Array&, const Array&, StreamOrDevice)>;
+  std::vector<std::pair<const char*, B>> binary = {
+#define NUVEC_ENTRY(name) \
+  {#name, [](const Array& a, const Array& b, StreamOrDevice s) { return ops::name(a, b, s); }},
+      NUVEC_BINARY_OPS(NUVEC_ENTRY)
+#undef NUVEC_ENTRY
+  };
+  for (DType dt : kDtypes) {
+    auto xs = layouts(dt, 2), ys = layouts(dt, 3);
+    for (size_t i = 0; i < xs.size(); ++i)
+      for (const auto& [name, f] : binary)
+        expect_same([&, f = f](StreamOrDevice s) { return f(xs[i], ys[(i + 1) % ys.size()], s); },
+                    std::string(name) + " " + std::string(dtype_name(dt)) + " layout " + std::to_string(i));
+  }
+}
+
+TEST(Gpu, SelectAndCastsMatchTheCpu) {
+  NUVEC_GPU_REQUIRED();
+  for (DType from : kDtypes)
+    for (const auto& x : layouts(from, 4)) {
+      for (DType to : kDtypes)
+        expect_same([&](StreamOrDevice s) { return ops::astype(x, to, s); },
+                    "astype " + std::string(dtype_name(from)) + " -> " + std::string(dtype_name(to)));
+      Array c = layouts(bool_, 5)[0];
+      expect_same([&](StreamOrDevice s) { return ops::where(c, x, ops::negative(x, kCpu), s); },
+                  "where " + std::string(dtype_name(from)));
+    }
+}
+
+TEST(Gpu, MissingKernelsFailNamingThePrimitive) {
+  NUVEC_GPU_REQUIRED();
+  Array s = ops::sum(array({1.0f, 2.0f}), false, Device::gpu);
+  try {
+    s.eval();
+    ADD_FAILURE() << "Reduce ran on the GPU without a kernel";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no GPU kernel for Reduce"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Gpu, ChainsStayOnTheDeviceAndReadBack) {
+  NUVEC_GPU_REQUIRED();
+  Array x = random::normal({1 << 20}, random::key(9));
+  auto chain = [&](StreamOrDevice s) {
+    Array t = ops::multiply(x, x, s);
+    t = ops::add(ops::exp(ops::negative(t, s), s), ops::sin(x, s), s);
+    return ops::astype(ops::maximum(t, array(0.25f), s), bfloat16, s);
+  };
+  Array g = chain(Device::gpu);
+  g.eval();
+  EXPECT_EQ(g.desc()->data->device, Device::gpu);
+  EXPECT_EQ(bits_of(g), bits_of(chain(kCpu)));
+}
