@@ -4,6 +4,7 @@
 // a GPU.
 #include <chrono>
 #include <cstdio>
+#include <string>
 
 #include <nuvec/nuvec.h>
 
@@ -38,4 +39,22 @@ int main() {
   row("exp", ex, 2 * mb);
   double bf = bench::median_ms(21, [&] { ops::astype(x, bfloat16, Device::gpu).eval(); });
   row("astype bfloat16", bf, 1.5 * mb);
+
+  Array rows = ops::reshape(x, {8192, 8192});
+  double rs = bench::median_ms(21, [&] { ops::sum(rows, Axes{1}, false, Device::gpu).eval(); });
+  row("sum over the last axis [8192, 8192]", rs, mb);
+
+  std::printf("\nmatmul (cuBLAS, float32 without TF32)\n\n| %-34s | %9s | %9s |\n", "shape", "ms", "TFLOP/s");
+  std::printf("|------------------------------------|-----------|-----------|\n");
+  for (DType dt : {float32, bfloat16})
+    for (int n : {4096, 8192}) {
+      Array a = ops::astype(ops::copy(random::normal({n, n}, random::key(3)), Device::gpu), dt, Device::gpu);
+      Array b = ops::astype(ops::copy(random::normal({n, n}, random::key(4)), Device::gpu), dt, Device::gpu);
+      a.eval();
+      b.eval();
+      double ms = bench::median_ms(5, [&] { ops::matmul(a, b, Device::gpu).eval(); });
+      char name[64];
+      std::snprintf(name, sizeof name, "%s %d^3", std::string(dtype_name(dt)).c_str(), n);
+      std::printf("| %-34s | %9.3f | %9.1f |\n", name, ms, 2.0 * n * n * double(n) / (ms * 1e9));
+    }
 }

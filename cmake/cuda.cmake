@@ -26,14 +26,14 @@ if(NUVEC_CUDA AND CMAKE_CUDA_COMPILER)
     ${CMAKE_CURRENT_SOURCE_DIR}/src)
   target_compile_options(nuvec_cuda PRIVATE
     $<$<COMPILE_LANGUAGE:CUDA>:--fmad=false --ftz=false --prec-div=true --prec-sqrt=true
-      -diag-suppress=186 -Xcompiler=-ffp-contract=off -O3>
+      -diag-suppress=186 --expt-relaxed-constexpr -Xcompiler=-ffp-contract=off -O3>
     $<$<COMPILE_LANGUAGE:CXX>:${NUVEC_KERNEL_FLAGS} ${NUVEC_WARNINGS} -O3>)
-  target_link_libraries(nuvec_cuda PRIVATE CUDA::cudart_static)
+  target_link_libraries(nuvec_cuda PRIVATE CUDA::cudart_static CUDA::cublas)
   set_target_properties(nuvec_cuda PROPERTIES POSITION_INDEPENDENT_CODE ON CUDA_STANDARD 20
     CUDA_STANDARD_REQUIRED ON CUDA_EXTENSIONS OFF)
   target_sources(nuvec PRIVATE $<TARGET_OBJECTS:nuvec_cuda>)
   target_compile_definitions(nuvec PRIVATE NUVEC_WITH_CUDA)
-  target_link_libraries(nuvec PUBLIC CUDA::cudart_static)
+  target_link_libraries(nuvec PUBLIC CUDA::cudart_static CUDA::cublas)
   set(NUVEC_WITH_CUDA ON)
   message(STATUS "nuvec: CUDA backend on (${CMAKE_CUDA_COMPILER}, architectures ${CMAKE_CUDA_ARCHITECTURES})")
 else()

@@ -29,4 +29,7 @@ cmake --build "$dir" --target nuvec_tests gpu_bench -j "$(nproc)"
 status=0
 "$dir/tests/nuvec_tests" --gtest_filter='Gpu*' --gtest_brief=0 || status=$?
 "$dir/bench/gpu_bench" || status=$?
+if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+  python3 tools/peer_gpu_bench.py || status=$?
+fi
 exit $status

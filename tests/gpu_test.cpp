@@ -137,3 +137,96 @@ TEST(Gpu, ChainsStayOnTheDeviceAndReadBack) {
   EXPECT_EQ(g.desc()->data->device, Device::gpu);
   EXPECT_EQ(bits_of(g), bits_of(chain(kCpu)));
 }
+
+namespace {
+
+// Close within tolerances for floating results (another summation order);
+// bit for bit otherwise; and the GPU result is the same when run again.
+void expect_close(const std::function<Array(StreamOrDevice)>& f, double rtol, const std::string& what) {
+  Array c = f(kCpu);
+  if (c.is_failed()) return;
+  Array g = f(Device::gpu);
+  try {
+    g.eval();
+  } catch (const Error& e) {
+    FAIL() << what << ": " << e.what();
+  }
+  ASSERT_EQ(c.dtype(), g.dtype()) << what;
+  ASSERT_EQ(c.shape(), g.shape()) << what;
+  EXPECT_EQ(bits_of(g), bits_of(f(Device::gpu))) << what << ": not deterministic";
+  DType wide = c.dtype() == complex64 ? complex64 : float64;
+  if (is_inexact(c.dtype()))
+    EXPECT_TRUE(ops::allclose(ops::astype(c, wide, kCpu), ops::astype(g, wide, kCpu), rtol, rtol, true, kCpu)
+                    .item<bool>())
+        << what;
+  else
+    EXPECT_EQ(bits_of(c), bits_of(g)) << what;
+}
+
+double tolerance(DType d) {
+  return d == float64 ? 1e-12 : (d == float16 || d == bfloat16) ? 2e-2 : 1e-4;
+}
+
+}  // namespace
+
+TEST(Gpu, ReductionsMatchTheCpu) {
+  NUVEC_GPU_REQUIRED();
+  using R = std::function<Array(const Array&, const Axes&, StreamOrDevice)>;
+  std::vector<std::pair<const char*, R>> reductions = {
+#define NUVEC_ENTRY(name) \
+  {#name, [](const Array& x, const Axes& a, StreamOrDevice s) { return ops::name(x, a, false, s); }},
+      NUVEC_ENTRY(sum) NUVEC_ENTRY(prod) NUVEC_ENTRY(max) NUVEC_ENTRY(min) NUVEC_ENTRY(all) NUVEC_ENTRY(any)
+#undef NUVEC_ENTRY
+  };
+  for (DType dt : kDtypes) {
+    auto values = [&](const Shape& s, int k) {
+      Array x = random::uniform(0.5f, 1.5f, s, float32, random::key(k));
+      return dt == bool_ ? x > 1.0f : (x * 2.0f).astype(dt);
+    };
+    Array cube = values({6, 37, 9}, 1);
+    Array t = ops::transpose(values({9, 37, 6}, 2));
+    Array rows = values({4, 5000}, 3);
+    for (const auto& [name, f] : reductions) {
+      std::string w = std::string(name) + " " + std::string(dtype_name(dt));
+      for (const Axes& a : {Axes{2}, Axes{0}, Axes{0, 2}, Axes{0, 1, 2}})
+        for (const Array* x : {&cube, &t})
+          expect_close([&, f = f](StreamOrDevice s) { return f(*x, a, s); }, tolerance(dt) * 10, w);
+      if (std::string(name) != "prod")
+        expect_close([&, f = f](StreamOrDevice s) { return f(rows, Axes{1}, s); }, tolerance(dt) * 10, w + " rows");
+    }
+  }
+}
+
+TEST(Gpu, MatmulMatchesTheCpu) {
+  NUVEC_GPU_REQUIRED();
+  for (DType dt : {float32, float64, float16, bfloat16, complex64}) {
+    auto m = [&](const Shape& s, int k) { return (random::normal(s, random::key(k)) * 0.5f).astype(dt); };
+    std::string w(dtype_name(dt));
+    Array a = m({64, 40}, 1), b = m({40, 48}, 2);
+    expect_close([&](StreamOrDevice s) { return ops::matmul(a, b, s); }, tolerance(dt), w);
+    Array ta = ops::transpose(m({40, 64}, 3)), tb = ops::transpose(m({48, 40}, 4));
+    expect_close([&](StreamOrDevice s) { return ops::matmul(ta, tb, s); }, tolerance(dt), w + " transposed");
+    Array ba = m({3, 64, 40}, 5);
+    expect_close([&](StreamOrDevice s) { return ops::matmul(ba, b, s); }, tolerance(dt), w + " batched");
+    Array sl = ops::slice(m({64, 80}, 6), {0, 0}, {64, 80}, {1, 2});  // strided: copied dense
+    expect_close([&](StreamOrDevice s) { return ops::matmul(sl, b, s); }, tolerance(dt), w + " strided");
+  }
+  float tf32_sensitive = ops::matmul(array({1.0f + 0x1p-20f}, {1, 1}), array({1.0f}, {1, 1}), Device::gpu).item<float>();
+  EXPECT_EQ(tf32_sensitive, 1.0f + 0x1p-20f) << "float32 products must not round to TF32";
+}
+
+TEST(Gpu, RandomBitsAndArangeMatchTheCpu) {
+  NUVEC_GPU_REQUIRED();
+  Array keys = random::split(random::key(11), 3);
+  for (int width : {1, 2, 4})
+    for (int n : {1, 2, 3, 7, 33, 1000})
+      expect_same([&](StreamOrDevice s) { return random::bits({n}, width, random::key(n), s); },
+                  "bits width " + std::to_string(width) + " n " + std::to_string(n));
+  expect_same([&](StreamOrDevice s) { return random::split(random::key(5), 7, s); }, "split");
+  for (DType dt : {float32, float16, bfloat16})
+    for (int n : {1, 5, 4096})
+      expect_same([&](StreamOrDevice s) { return random::uniform({n}, dt, random::key(n), s); },
+                  "uniform " + std::string(dtype_name(dt)));
+  expect_same([&](StreamOrDevice s) { return random::normal({999}, float32, std::nullopt, std::nullopt, random::key(3), s); }, "normal");
+  expect_same([&](StreamOrDevice s) { return ops::arange(0.0, 10.0, 0.1, float32, s); }, "arange");
+}

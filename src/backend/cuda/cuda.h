@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "nuvec/core/graph.h"
+#include "nuvec/primitives/random.h"
+#include "nuvec/primitives/reduce.h"
 
 namespace nuvec::cuda {
 
@@ -44,5 +46,8 @@ void launch_unary(PrimitiveId id, const Array& in, Array& out, void* stream);
 void launch_binary(PrimitiveId id, const Array& a, const Array& b, Array& out, void* stream);
 void launch_select(const Array& c, const Array& x, const Array& y, Array& out, void* stream);
 void launch_cast(const Array& in, Array& out, void* stream);
+void launch_reduce(const Reduce& p, const Array& in, Array& out, void* stream);
+void launch_random_bits(const RandomBits& p, const Array& keys, Array& out, void* stream);
+void launch_matmul(const Array& a, const Array& b, Array& out, void* stream);
 
 }  // namespace nuvec::cuda

@@ -11,6 +11,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "backend/backend.h"
 #include "backend/cuda/cuda.h"
 
 namespace nuvec::cuda {
@@ -201,7 +202,24 @@ void eval(const Primitive& p, const std::vector<Array>& raw_in, std::vector<Arra
     case PrimitiveKind::unary: launch_unary(id, in[0], out[0], cs); break;
     case PrimitiveKind::binary: launch_binary(id, in[0], in[1], out[0], cs); break;
     default:
-      if (id == PrimitiveId::Select) {
+      if (id == PrimitiveId::Reduce) {
+        launch_reduce(static_cast<const Reduce&>(p), in[0], out[0], cs);
+      } else if (id == PrimitiveId::Matmul) {
+        launch_matmul(in[0], in[1], out[0], cs);
+      } else if (id == PrimitiveId::RandomBits) {
+        launch_random_bits(static_cast<const RandomBits&>(p), in[0], out[0], cs);
+      } else if (id == PrimitiveId::Arange) {
+        // MLX's arange accumulates the step in the dtype, one element after
+        // the other: computed on the host (the CPU kernel) and uploaded, so
+        // the bits are the CPU's (a documented fallback; arange is small).
+        auto hd = std::make_shared<ArrayDesc>(*out[0].desc());
+        hd->node = nullptr;
+        hd->data = allocate_data(out[0].desc()->data->nbytes);
+        std::vector<Array> tmp{Array(hd)};
+        backend::eval_cpu(p, {}, tmp);
+        check(cudaMemcpyAsync(out[0].desc()->data->ptr, hd->data->ptr, hd->data->nbytes, cudaMemcpyHostToDevice, cs),
+              "copy to the GPU");
+      } else if (id == PrimitiveId::Select) {
         launch_select(in[0], in[1], in[2], out[0], cs);
       } else if (id == PrimitiveId::AsType || id == PrimitiveId::Copy || id == PrimitiveId::Reshape ||
                  id == PrimitiveId::StopGradient) {

@@ -1,0 +1,161 @@
+// Reductions on the GPU: one block per output element (grid-stride over
+// outputs), each thread folding a strided part of its row, then a fixed
+// tree in shared memory. The arithmetic depends only on the row's length,
+// so results are the same run to run (no atomics); they are not the CPU's
+// bits for floating sums and products (another order of additions).
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "backend/cpu/loops.h"
+#include "backend/cuda/cuda.h"
+#include "nuvec/kernels/functors.h"
+#include "nuvec/primitives/reduce.h"
+
+namespace nuvec::cuda {
+
+namespace {
+
+using RT = Reduce::Type;
+constexpr int kMax = 8;
+constexpr int kThreads = 256;
+
+struct Dims {
+  int n = 0;
+  int64_t shape[kMax] = {};
+  int64_t strides[kMax] = {};
+};
+
+struct ReduceLayout {
+  Dims kept, reduced;
+  int64_t offset = 0;
+  int64_t row = 1;  // elements per output
+};
+
+__device__ __forceinline__ int64_t offset_in(const Dims& d, int64_t i) {
+  int64_t off = 0;
+  for (int k = d.n - 1; k >= 0; --k) {
+    off += (i % d.shape[k]) * d.strides[k];
+    i /= d.shape[k];
+  }
+  return off;
+}
+
+template <RT type, class A>
+__device__ __forceinline__ A combine(A a, A b) {
+  if constexpr (type == RT::sum) return kernels::Add{}(a, b);
+  else if constexpr (type == RT::prod) return kernels::Multiply{}(a, b);
+  else if constexpr (type == RT::max) return kernels::Maximum{}(a, b);
+  else if constexpr (type == RT::min) return kernels::Minimum{}(a, b);
+  else if constexpr (type == RT::all) return A(a && b);
+  else return A(a || b);
+}
+
+template <RT type, class A>
+__device__ __forceinline__ A empty_value() {
+  if constexpr (type == RT::prod || type == RT::all) return A(1);
+  else return A(0);
+}
+
+template <RT type, class In, class A, class Out>
+__global__ void reduce_kernel(const In* x, Out* o, int64_t outputs, ReduceLayout l) {
+  __shared__ A values[kThreads];
+  __shared__ bool valid[kThreads];
+  const int t = threadIdx.x;
+  for (int64_t r = blockIdx.x; r < outputs; r += gridDim.x) {
+    int64_t base = l.offset + offset_in(l.kept, r);
+    A acc = A();
+    bool have = false;
+    for (int64_t j = t; j < l.row; j += kThreads) {
+      A e = kernels::Cast<A>{}(x[base + offset_in(l.reduced, j)]);
+      acc = have ? combine<type, A>(acc, e) : e;
+      have = true;
+    }
+    values[t] = acc;
+    valid[t] = have;
+    __syncthreads();
+    for (int s = kThreads / 2; s > 0; s >>= 1) {
+      if (t < s && valid[t + s]) {
+        values[t] = valid[t] ? combine<type, A>(values[t], values[t + s]) : values[t + s];
+        valid[t] = true;
+      }
+      __syncthreads();
+    }
+    if (t == 0) o[r] = kernels::Cast<Out>{}(valid[0] ? values[0] : empty_value<type, A>());
+    __syncthreads();
+  }
+}
+
+template <class In, class Out>
+using acc_t = std::conditional_t<kernels::is_half_v<Out>, float, Out>;
+
+// The output type of each reduction (reduce_output_dtype, as types).
+template <RT R, class In>
+struct out_of {
+  static constexpr bool small_signed =
+      std::is_same_v<In, bool> || std::is_same_v<In, signed char> || std::is_same_v<In, short>;
+  static constexpr bool small_unsigned = std::is_same_v<In, unsigned char> || std::is_same_v<In, unsigned short>;
+  using widened = std::conditional_t<small_signed, int, std::conditional_t<small_unsigned, unsigned int, In>>;
+  using type = std::conditional_t<R == RT::all || R == RT::any, bool,
+                                  std::conditional_t<R == RT::sum || R == RT::prod, widened, In>>;
+};
+
+template <RT type>
+void reduce_typed(const Array& in, Array& out, const ReduceLayout& l, cudaStream_t s) {
+  int64_t outputs = out.size();
+  dispatch_dtype(in.dtype(), [&](auto a) {
+    using In = typename decltype(a)::type;
+    using Out = typename out_of<type, In>::type;
+    if (dtype_v<Out> != out.dtype()) throw Error(ErrorKind::internal, "reduce: unexpected output dtype");
+    using A = acc_t<In, Out>;
+    unsigned grid = static_cast<unsigned>(std::min<int64_t>(outputs, 65535));
+    if (outputs > 0)
+      reduce_kernel<type, In, A, Out><<<grid, kThreads, 0, s>>>(
+          static_cast<const In*>(in.desc()->data->ptr),
+          static_cast<Out*>(out.desc()->data->ptr) + out.desc()->offset, outputs, l);
+  });
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess) throw Error(ErrorKind::backend, std::string("reduce launch: ") + cudaGetErrorString(e));
+}
+
+Dims dims_of(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides) {
+  Dims d;
+  if (shape.size() > kMax) throw Error(ErrorKind::backend, "GPU reductions take at most 8 collapsed dimensions");
+  d.n = static_cast<int>(shape.size());
+  for (int k = 0; k < d.n; ++k) {
+    d.shape[k] = shape[k];
+    d.strides[k] = strides[k];
+  }
+  return d;
+}
+
+}  // namespace
+
+void launch_reduce(const Reduce& p, const Array& in, Array& out, void* stream) {
+  ReduceLayout l;
+  l.offset = in.desc()->offset;
+  std::vector<bool> reduced(in.ndim(), false);
+  for (int a : p.axes()) reduced[a] = true;
+  Shape ks, rs;
+  Strides kst, rst;
+  for (int d = 0; d < in.ndim(); ++d) {
+    (reduced[d] ? rs : ks).push_back(in.shape()[d]);
+    (reduced[d] ? rst : kst).push_back(in.strides()[d]);
+  }
+  auto kc = cpu::collapse<1>(ks, {&kst});
+  auto rc = cpu::collapse<1>(rs, {&rst});
+  l.kept = dims_of(kc.shape, kc.strides[0]);
+  l.reduced = dims_of(rc.shape, rc.strides[0]);
+  l.row = shape_size(rs);
+  auto s = static_cast<cudaStream_t>(stream);
+  switch (p.type()) {
+    case RT::sum: return reduce_typed<RT::sum>(in, out, l, s);
+    case RT::prod: return reduce_typed<RT::prod>(in, out, l, s);
+    case RT::max: return reduce_typed<RT::max>(in, out, l, s);
+    case RT::min: return reduce_typed<RT::min>(in, out, l, s);
+    case RT::all: return reduce_typed<RT::all>(in, out, l, s);
+    default: return reduce_typed<RT::any>(in, out, l, s);
+  }
+}
+
+}  // namespace nuvec::cuda
