@@ -65,11 +65,11 @@ std::vector<NodePtr> topological_order(const std::vector<NodePtr>& roots) {
   return order;
 }
 
-bool can_donate(const Array& in, const OutputSpec& out) {
+bool can_donate(const Array& in, const ArrayDesc& out) {
   const auto& d = in.desc();
   return d.use_count() == 1 && d->data && d->data.use_count() == 1 &&
          d->data->from_allocator && d->row_contiguous && d->offset == 0 &&
-         d->size == shape_size(out.shape) && in.dtype().size() == out.dtype.size();
+         d->size == out.size && in.dtype().size() == out.dtype.size();
 }
 
 void execute(Node& n) {
@@ -87,8 +87,12 @@ void execute(Node& n) {
   for (size_t i = 0; i < n.specs.size(); ++i) {
     auto desc = n.outputs[i].lock();
     const OutputSpec& spec = n.specs[i];
+    // The only output, and nobody holds it (it was dropped while this
+    // evaluation ran): nothing can read the result. Its shape is in that
+    // descriptor, not in the spec (Node::specs).
+    if (!desc && n.specs.size() == 1) return;
     if (!desc) {  // nobody holds this output: compute into scratch
-      desc = std::make_shared<ArrayDesc>();
+      desc = new_desc();
       desc->shape = spec.shape;
       desc->strides = row_major_strides(spec.shape);
       desc->size = shape_size(spec.shape);
@@ -99,7 +103,7 @@ void execute(Node& n) {
     } else {
       needs_kernel = true;
       for (auto& in : n.inputs) {
-        if (elementwise && !n.keep_graph && can_donate(in, spec) &&
+        if (elementwise && !n.keep_graph && can_donate(in, *desc) &&
             in.desc()->data->device == n.stream.device) {
           desc->data = in.desc()->data;
           break;
@@ -120,8 +124,9 @@ void run_node(const NodePtr& n) {
   if (!n->state.compare_exchange_strong(expected, Node::State::running,
                                         std::memory_order_acq_rel)) {
     if (expected == Node::State::running) {
-      std::unique_lock<std::mutex> lock(n->mu);
-      n->cv.wait(lock, [&] { return n->state.load() == Node::State::done; });
+      for (auto st = Node::State::running; st != Node::State::done;
+           st = n->state.load(std::memory_order_acquire))
+        n->state.wait(st, std::memory_order_acquire);
     }
     return;
   }
@@ -145,7 +150,7 @@ void run_node(const NodePtr& n) {
     }
     n->state.store(Node::State::done, std::memory_order_release);
   }
-  n->cv.notify_all();
+  n->state.notify_all();
 }
 
 void eval_impl(const std::vector<Array>& arrays, bool throw_errors) {

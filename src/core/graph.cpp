@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/allocator.h"
+#include "core/pool.h"
 
 namespace nuvec {
 
@@ -17,7 +18,7 @@ std::shared_ptr<ArrayDesc> default_desc() {
   static const std::shared_ptr<const Error> err = std::make_shared<Error>(
       ErrorKind::invalid_argument, "default-constructed array has no value",
       std::string("array"));
-  auto d = std::make_shared<ArrayDesc>();
+  auto d = new_desc();
   d->error = err;
   return d;
 }
@@ -38,6 +39,16 @@ std::shared_ptr<Data> allocate_data(size_t nbytes) {
   d->from_allocator = true;
   d->release = &release_allocator_block;
   return d;
+}
+
+std::shared_ptr<ArrayDesc> new_desc() {
+  return std::allocate_shared<ArrayDesc>(detail::PoolAllocator<ArrayDesc>());
+}
+
+std::shared_ptr<Node> new_node(std::shared_ptr<const Primitive> p, std::vector<Array> in,
+                               Stream s, const char* op, Location l) {
+  return std::allocate_shared<Node>(detail::PoolAllocator<Node>(), std::move(p), std::move(in), s,
+                                    op, l);
 }
 
 int& detail::trace_depth() {
@@ -73,7 +84,7 @@ bool is_row_contiguous(const Shape& shape, const Strides& strides) {
 }
 
 Array make_constant(std::shared_ptr<Data> data, Shape shape, DType dtype) {
-  auto d = std::make_shared<ArrayDesc>();
+  auto d = new_desc();
   d->strides = row_major_strides(shape);
   d->size = shape_size(shape);
   d->shape = std::move(shape);
@@ -88,7 +99,7 @@ Array make_empty_constant(Shape shape, DType dtype) {
 }
 
 Array make_failed(Error error) {
-  auto d = std::make_shared<ArrayDesc>();
+  auto d = new_desc();
   d->error = std::make_shared<const Error>(std::move(error));
   return Array(std::move(d));
 }

@@ -19,42 +19,83 @@ Array fail(ErrorKind kind, std::string message, const char* op, Location loc) {
   return make_failed(Error(kind, std::move(message), std::string(op), loc));
 }
 
-std::vector<Array> build(std::shared_ptr<const Primitive> p,
-                         std::vector<Array> inputs, const StreamOrDevice& s,
-                         const char* op, Location loc) {
-  if (const Array* f = first_failed(inputs)) return {*f};
+namespace {
+
+// The descriptor of output `i` of `node`, as `spec` describes it. The only
+// output of a node that is not a view takes the spec's shape (see
+// Node::specs): one allocation less per node.
+std::shared_ptr<ArrayDesc> make_output(const std::shared_ptr<Node>& node, OutputSpec& spec,
+                                       size_t i) {
+  auto d = new_desc();
+  d->size = shape_size(spec.shape);
+  d->dtype = spec.dtype;
+  if (spec.is_view) {
+    d->strides = spec.strides;
+    d->offset = spec.offset;
+    d->row_contiguous = is_row_contiguous(spec.shape, spec.strides);
+  } else {
+    d->strides = row_major_strides(spec.shape);
+  }
+  if (node->specs.size() == 1 && !spec.is_view) d->shape = std::move(spec.shape);
+  else d->shape = spec.shape;
+  d->node = node;
+  d->output_index = static_cast<int>(i);
+  return d;
+}
+
+// Validates and builds the node; on failure returns null and sets `failed`.
+std::shared_ptr<Node> validated_node(std::shared_ptr<const Primitive>& p,
+                                     std::vector<Array>& inputs, const StreamOrDevice& s,
+                                     const char* op, Location loc, Array& failed) {
+  if (const Array* f = first_failed(inputs)) {
+    failed = *f;
+    return nullptr;
+  }
   auto specs = p->output_specs(inputs);
   if (!specs) {
     const Error& e = specs.error();
-    return {make_failed(Error(e.kind(), e.message(), std::string(op), loc))};
+    failed = make_failed(Error(e.kind(), e.message(), std::string(op), loc));
+    return nullptr;
   }
-  auto node = std::make_shared<Node>(std::move(p), std::move(inputs), to_stream(s), op, loc);
+  auto node = new_node(std::move(p), std::move(inputs), to_stream(s), op, loc);
+  node->specs = std::move(*specs);
+  node->outputs.reserve(node->specs.size());
+  return node;
+}
+
+}  // namespace
+
+std::vector<Array> build(std::shared_ptr<const Primitive> p,
+                         std::vector<Array> inputs, const StreamOrDevice& s,
+                         const char* op, Location loc) {
   std::vector<Array> outs;
-  for (size_t i = 0; i < specs->size(); ++i) {
-    const OutputSpec& spec = (*specs)[i];
-    auto d = std::make_shared<ArrayDesc>();
-    d->shape = spec.shape;
-    d->size = shape_size(spec.shape);
-    d->dtype = spec.dtype;
-    if (spec.is_view) {
-      d->strides = spec.strides;
-      d->offset = spec.offset;
-      d->row_contiguous = is_row_contiguous(spec.shape, spec.strides);
-    } else {
-      d->strides = row_major_strides(spec.shape);
-    }
-    d->node = node;
-    d->output_index = static_cast<int>(i);
+  Array failed = Array(std::shared_ptr<ArrayDesc>());
+  auto node = validated_node(p, inputs, s, op, loc, failed);
+  if (!node) {
+    outs.push_back(std::move(failed));
+    return outs;
+  }
+  outs.reserve(node->specs.size());
+  for (size_t i = 0; i < node->specs.size(); ++i) {
+    auto d = make_output(node, node->specs[i], i);
     node->outputs.push_back(d);
     outs.emplace_back(std::move(d));
   }
-  node->specs = std::move(*specs);
   return outs;
 }
 
+// build()'s first output, without a vector of outputs (the common case: one
+// output per node). The other outputs, if any, are left unreferenced, as
+// build()'s would be once the caller dropped them.
 Array build1(std::shared_ptr<const Primitive> p, std::vector<Array> inputs,
              const StreamOrDevice& s, const char* op, Location loc) {
-  return build(std::move(p), std::move(inputs), s, op, loc)[0];
+  Array failed = Array(std::shared_ptr<ArrayDesc>());
+  auto node = validated_node(p, inputs, s, op, loc, failed);
+  if (!node) return failed;
+  auto d = make_output(node, node->specs[0], 0);
+  node->outputs.push_back(d);
+  for (size_t i = 1; i < node->specs.size(); ++i) node->outputs.push_back({});
+  return Array(std::move(d));
 }
 
 std::optional<int> normalize_axis(int axis, int ndim) {

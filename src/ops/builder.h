@@ -32,7 +32,15 @@ bool& shapeless_tracing();
 
 template <class P, class... Args>
 std::shared_ptr<const Primitive> make(Args&&... args) {
-  return std::make_shared<const P>(std::forward<Args>(args)...);
+  if constexpr (sizeof...(Args) == 0) {
+    // A primitive without parameters is immutable and the same for every
+    // node, so nodes share one instance (one allocation less per add or
+    // multiply; the thread-safe static is built once).
+    static const std::shared_ptr<const Primitive> shared = std::make_shared<const P>();
+    return shared;
+  } else {
+    return std::make_shared<const P>(std::forward<Args>(args)...);
+  }
 }
 
 }  // namespace nuvec::ops::detail

@@ -2,6 +2,7 @@
 // primitive from the registry.
 #include "nuvec/ops/elementwise.h"
 
+#include "nuvec/kernels/cast.h"
 #include "nuvec/ops/creation.h"
 #include "nuvec/ops/reduce.h"
 #include "nuvec/ops/shape.h"
@@ -25,17 +26,30 @@ DType weak_dtype(DType d, const Scalar& s) {
   }
 }
 
+// `v` converted to `dtype` as the AsType kernel converts it (kernels::Cast),
+// as a constant: no cast node per weak scalar (`1 - x` on floats).
+template <class From>
+Array cast_constant(From v, DType dtype) {
+  return dispatch_dtype(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T t = kernels::Cast<T>{}(v);
+    return nuvec::detail::array_from_bytes(&t, {}, dtype);
+  });
+}
+
 Array scalar_array(const Scalar& s, DType dtype) {
-  Array a = s.kind == Scalar::Kind::floating ? array(s.f)
-            : s.kind == Scalar::Kind::integer
-                ? (s.i == static_cast<int32_t>(s.i) ? array(static_cast<int32_t>(s.i))
-                                                    : array(static_cast<long long>(s.i)))
-                : array(s.i != 0);
-  if (s.kind == Scalar::Kind::floating && dtype == float64) {
-    double v = s.f;
-    return nuvec::detail::array_from_bytes(&v, {}, float64);
+  // The scalar first takes the dtype array() gives it (float32, int32 or
+  // int64, bool), then `dtype`.
+  switch (s.kind) {
+    case Scalar::Kind::floating:
+      if (dtype == float64) return cast_constant(s.f, float64);
+      return cast_constant(static_cast<float>(s.f), dtype);
+    case Scalar::Kind::integer:
+      if (s.i == static_cast<int32_t>(s.i)) return cast_constant(static_cast<int32_t>(s.i), dtype);
+      return cast_constant(static_cast<int64_t>(s.i), dtype);
+    default:
+      return cast_constant(s.i != 0, dtype);
   }
-  return ops::astype(a, dtype);
 }
 
 // Whether the integer `v` is representable in the integer dtype `d`.
@@ -104,6 +118,16 @@ enum class Widen { none, to_float, bool_to_uint8, logical };
 template <class P>
 Array binary(const Operand& a, const Operand& b, const StreamOrDevice& s,
              const char* op, Location loc, Widen widen = Widen::none) {
+  // Two arrays of one dtype and shape (most ops in vjp rules): nothing to
+  // promote, widen or broadcast, so skip building those lists.
+  if (!a.is_scalar() && !b.is_scalar() && !detail::shapeless_tracing()) {
+    const Array& x = a.array();
+    const Array& y = b.array();
+    DType d = x.dtype();
+    bool same_dtype = y.dtype() == d && (widen != Widen::to_float || d == at_least_float(d)) &&
+                      (widen != Widen::bool_to_uint8 || d != bool_);
+    if (same_dtype && x.shape() == y.shape()) return build1(make<P>(), {x, y}, s, op, loc);
+  }
   auto p = promote({&a, &b}, op, loc, widen != Widen::logical);
   DType d = p[0].dtype();
   if (widen == Widen::to_float) d = at_least_float(d);

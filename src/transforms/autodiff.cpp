@@ -1,8 +1,11 @@
 // Reverse and forward mode over the tape (docs/transforms.md).
+#include <algorithm>
+#include <optional>
 #include <sstream>
 
 #include "nuvec/ops/ops.h"
 #include "nuvec/transforms/flat.h"
+#include "transforms/spare.h"
 #include "transforms/tape.h"
 
 namespace nuvec::detail {
@@ -10,7 +13,9 @@ namespace nuvec::detail {
 namespace {
 
 using transforms::IdSet;
-using transforms::TapeEntry;
+using transforms::PtrIndex;
+using transforms::Spare;
+using transforms::Tape;
 
 struct Traced {
   Arrays tracers;
@@ -38,17 +43,6 @@ Traced trace(const FlatFunction& f, const Arrays& primals, const std::vector<int
   return t;
 }
 
-// The inputs of `e` that carry a derivative: tracers and outputs of earlier
-// tape nodes, of an inexact dtype.
-std::vector<int> active_inputs(const TapeEntry& e, const IdSet& active) {
-  std::vector<int> out;
-  for (size_t i = 0; i < e.inputs.size(); ++i)
-    if (active.count(e.inputs[i].id()) && is_inexact(e.inputs[i].dtype()) &&
-        e.primitive->differentiable_input(static_cast<int>(i)))
-      out.push_back(static_cast<int>(i));
-  return out;
-}
-
 // A rule's result for input `like`: its dtype, and its shape (a rule that
 // gives another shape is a bug in the rule).
 Array fit(const Array& g, const Array& like, const Primitive& p, const char* mode) {
@@ -63,6 +57,83 @@ Array fit(const Array& g, const Array& like, const Primitive& p, const char* mod
 }
 
 Array cast_to(const Array& a, DType d) { return a.dtype() == d ? a : a.astype(d); }
+
+// Dense storage for the values the engines attach to arrays (cotangents,
+// tangents): one slot per tracer and per output of the tape. The tape says
+// which output each input is (Tape::sources); only tracers are found by id.
+// Slots are reset instead of erased, and the storage is the thread's spare
+// (spare.h), so a walk allocates nothing large.
+class Slots {
+ public:
+  Slots(const Traced& t, const Tape& tape) : tape_(tape), s_(Spare<Storage>::take()) {
+    for (const auto& a : t.tracers) {
+      if (!t.ids.contains(a.id())) continue;
+      if (s_.index.insert(a.id(), static_cast<int>(s_.values.size())).second)
+        s_.values.emplace_back();
+    }
+    base_ = static_cast<int>(s_.values.size());
+    s_.values.resize(s_.values.size() + tape.outputs.size());
+  }
+  ~Slots() { Spare<Storage>::give(s_); }
+  Slots(const Slots&) = delete;
+  Slots& operator=(const Slots&) = delete;
+
+  /// The slot of a tracer, or -1 for other arrays.
+  int tracer(const Array& a) const { return s_.index.find(a.id()); }
+  /// The slot of the tape's input `i` (an index into Tape::inputs, read
+  /// before the engine moves it out), or -1 for constants.
+  int input(uint32_t i) const {
+    int32_t src = tape_.sources[i];
+    return src >= 0 ? output(static_cast<uint32_t>(src)) : tracer(tape_.inputs[i]);
+  }
+  /// The slot of the function's output `k`, `a`.
+  int root(size_t k, const Array& a) const {
+    int32_t src = tape_.roots[k];
+    return src >= 0 ? output(static_cast<uint32_t>(src)) : tracer(a);
+  }
+  /// The slot of the tape's output `j` (an index into Tape::outputs).
+  int output(uint32_t j) const { return base_ + static_cast<int>(j); }
+  std::optional<Array>& operator[](int slot) { return s_.values[static_cast<size_t>(slot)]; }
+  size_t size() const { return s_.values.size(); }
+  /// Slots [0, tracers()) are the tracers'.
+  int tracers() const { return base_; }
+  /// Per-engine lists kept with the slots' storage (vjp: the slot each tape
+  /// input sends its cotangent to, and which slots lead to a tracer).
+  std::vector<int>& input_slots() { return s_.input_slots; }
+  std::vector<char>& flags() { return s_.flags; }
+
+ private:
+  struct Storage {
+    PtrIndex index;
+    std::vector<std::optional<Array>> values;
+    std::vector<int> input_slots;
+    std::vector<char> flags;
+    void clear() {
+      index.clear();
+      values.clear();
+      input_slots.clear();
+      flags.clear();
+    }
+    bool worth_keeping() const { return values.capacity() <= (size_t{1} << 16); }
+  };
+  const Tape& tape_;
+  Storage s_;
+  int base_ = 0;
+};
+
+// Whether derivatives flow into input `i` (an index into Tape::inputs) of
+// `e`: an inexact input the primitive differentiates.
+bool differentiable(const Tape& tape, const Tape::Entry& e, uint32_t i) {
+  return is_inexact(tape.inputs[i].dtype()) &&
+         e.primitive->differentiable_input(static_cast<int>(i - e.in_begin));
+}
+
+// Moves the tape's arrays [begin, end) into `out` (reused across entries:
+// the rules take their arguments as vectors). Each entry is walked once.
+void take(Arrays& from, uint32_t begin, uint32_t end, Arrays& out) {
+  out.clear();
+  for (uint32_t i = begin; i < end; ++i) out.push_back(std::move(from[i]));
+}
 
 }  // namespace
 
@@ -88,48 +159,84 @@ VjpResult vjp(const FlatFunction& f, const Arrays& primals, const MakeSeeds& see
               const std::vector<int>& argnums) {
   Traced t = trace(f, primals, argnums);
   Arrays seed = seeds(t.outputs);
-  auto tape = transforms::build_tape(t.outputs, t.ids);
-  IdSet active = t.ids;
-  for (const auto& e : tape)
-    for (const auto& o : e.outputs) active.insert(o.id());
-
-  std::unordered_map<const void*, Array> cot;
-  auto accumulate = [&](const Array& target, const Array& g) {
-    auto [it, fresh] = cot.try_emplace(target.id(), g);
-    if (!fresh) it->second = ops::add(it->second, g);
+  Tape tape = transforms::walk_tape(t.outputs, t.ids);
+  Slots cot(t, tape);
+  auto accumulate = [&](int slot, Array g) {
+    std::optional<Array>& c = cot[slot];
+    if (c) *c = ops::add(*c, g);
+    else c = std::move(g);
   };
-  for (size_t i = 0; i < seed.size() && i < t.outputs.size(); ++i)
-    if (active.count(t.outputs[i].id())) accumulate(t.outputs[i], seed[i]);
-
-  for (auto e = tape.rbegin(); e != tape.rend(); ++e) {
+  // Which inputs a cotangent can flow back through to a tracer: the
+  // differentiable inputs that are tracers or outputs of entries that have
+  // such an input themselves. An entry on the tape only through an input
+  // that lends its shape (a relative broadcast of a constant) carries none,
+  // so no cotangent is built for it (a multiply per scalar operand before).
+  std::vector<int>& in_slot = cot.input_slots();  // the input's slot, if it carries
+  in_slot.assign(tape.inputs.size(), -1);
+  std::vector<char>& carries = cot.flags();
+  carries.assign(cot.size(), 0);
+  std::fill(carries.begin(), carries.begin() + cot.tracers(), 1);
+  for (const Tape::Entry& e : tape.entries) {
     bool any = false;
-    Arrays cots;
-    for (size_t j = 0; j < e->outputs.size(); ++j) {
-      auto it = e->output_alive[j] ? cot.find(e->outputs[j].id()) : cot.end();
-      if (it != cot.end()) {
+    for (uint32_t i = e.in_begin; i < e.in_end; ++i) {
+      int s = cot.input(i);
+      if (s >= 0 && carries[static_cast<size_t>(s)] && differentiable(tape, e, i)) {
+        in_slot[i] = s;
         any = true;
-        cots.push_back(it->second);
+      }
+    }
+    for (uint32_t j = e.out_begin; j < e.out_end; ++j)
+      carries[static_cast<size_t>(cot.output(j))] = any;
+  }
+  for (size_t i = 0; i < seed.size() && i < t.outputs.size(); ++i) {
+    int s = cot.root(i, t.outputs[i]);
+    if (s >= 0 && carries[static_cast<size_t>(s)]) accumulate(s, seed[i]);
+  }
+
+  // Reused across entries: the rules take their arguments as vectors.
+  Arrays ins, outs, cots;
+  std::vector<int> args, arg_slots;
+  for (size_t k = tape.entries.size(); k-- > 0;) {
+    const Tape::Entry& e = tape.entries[k];
+    bool any = false;
+    for (uint32_t j = e.out_begin; j < e.out_end && !any; ++j) any = cot[cot.output(j)].has_value();
+    if (!any) continue;
+    args.clear();
+    arg_slots.clear();
+    for (uint32_t i = e.in_begin; i < e.in_end; ++i) {
+      if (in_slot[i] >= 0) {
+        args.push_back(static_cast<int>(i - e.in_begin));
+        arg_slots.push_back(in_slot[i]);
+      }
+    }
+    if (args.empty()) continue;
+    // The outputs' cotangents move into the rule's arguments: each is used
+    // once (free as we go); outputs without one get zeros.
+    cots.clear();
+    for (uint32_t j = e.out_begin; j < e.out_end; ++j) {
+      std::optional<Array>& c = cot[cot.output(j)];
+      if (c) {
+        cots.push_back(std::move(*c));
+        c.reset();
       } else {
-        const OutputSpec& s = e->node->specs[j];
+        const OutputSpec& s = e.node->specs[j - e.out_begin];
         cots.push_back(transforms::zeros_like_cheap(s.shape, s.dtype));
       }
     }
-    if (!any) continue;
-    std::vector<int> args = active_inputs(*e, active);
-    if (args.empty()) continue;
-    Arrays grads = e->primitive->vjp(e->inputs, cots, args, e->outputs);
-    for (size_t k = 0; k < args.size(); ++k) {
-      const Array& in = e->inputs[args[k]];
-      accumulate(in, fit(grads.at(k), in, *e->primitive, "vjp"));
+    take(tape.inputs, e.in_begin, e.in_end, ins);
+    take(tape.outputs, e.out_begin, e.out_end, outs);
+    Arrays grads = e.primitive->vjp(ins, cots, args, outs);
+    for (size_t a = 0; a < args.size(); ++a) {
+      const Array& in = ins[static_cast<size_t>(args[a])];
+      accumulate(arg_slots[a], fit(grads.at(a), in, *e.primitive, "vjp"));
     }
-    for (const auto& o : e->outputs) cot.erase(o.id());  // free as we go
   }
   VjpResult r{t.outputs, {}};
+  r.grads.reserve(primals.size());
   for (size_t i = 0; i < primals.size(); ++i) {
-    auto it = t.ids.count(t.tracers[i].id()) ? cot.find(t.tracers[i].id()) : cot.end();
-    r.grads.push_back(it == cot.end()
-                          ? transforms::zeros_like_cheap(primals[i].shape(), primals[i].dtype())
-                          : cast_to(it->second, primals[i].dtype()));
+    int s = cot.tracer(t.tracers[i]);
+    if (s >= 0 && cot[s]) r.grads.push_back(cast_to(*cot[s], primals[i].dtype()));
+    else r.grads.push_back(transforms::zeros_like_cheap(primals[i].shape(), primals[i].dtype()));
   }
   transforms::release_tape(tape);
   return r;
@@ -142,31 +249,39 @@ VjpResult jvp(const FlatFunction& f, const Arrays& primals, const Arrays& tangen
                                           " primals differentiated but " +
                                           std::to_string(tangents.size()) + " tangents given");
   Traced t = trace(f, primals, argnums);
-  auto tape = transforms::build_tape(t.outputs, t.ids);
-  std::unordered_map<const void*, Array> tan;
-  for (size_t k = 0; k < argnums.size(); ++k)
-    tan.emplace(t.tracers[argnums[k]].id(), cast_to(tangents[k], primals[argnums[k]].dtype()));
-  for (const auto& e : tape) {
-    std::vector<int> args;
-    Arrays tans;
-    for (size_t i = 0; i < e.inputs.size(); ++i) {
-      auto it = tan.find(e.inputs[i].id());
-      if (it != tan.end() && is_inexact(e.inputs[i].dtype()) &&
-          e.primitive->differentiable_input(static_cast<int>(i))) {
-        args.push_back(static_cast<int>(i));
-        tans.push_back(it->second);
+  Tape tape = transforms::walk_tape(t.outputs, t.ids);
+  Slots tan(t, tape);
+  for (size_t k = 0; k < argnums.size(); ++k) {
+    std::optional<Array>& v = tan[tan.tracer(t.tracers[argnums[k]])];
+    if (!v) v = cast_to(tangents[k], primals[argnums[k]].dtype());  // a repeated argnum: the first
+  }
+  Arrays ins, tans;
+  std::vector<int> args;
+  for (const Tape::Entry& e : tape.entries) {
+    args.clear();
+    tans.clear();
+    for (uint32_t i = e.in_begin; i < e.in_end; ++i) {
+      int s = tan.input(i);
+      if (s >= 0 && tan[s] && differentiable(tape, e, i)) {
+        args.push_back(static_cast<int>(i - e.in_begin));
+        tans.push_back(*tan[s]);
       }
     }
     if (args.empty()) continue;
-    Arrays outs = e.primitive->jvp(e.inputs, tans, args);
-    for (size_t j = 0; j < e.outputs.size(); ++j)
-      if (e.output_alive[j]) tan.emplace(e.outputs[j].id(), fit(outs.at(j), e.outputs[j], *e.primitive, "jvp"));
+    take(tape.inputs, e.in_begin, e.in_end, ins);
+    Arrays outs = e.primitive->jvp(ins, tans, args);
+    for (uint32_t j = e.out_begin; j < e.out_end; ++j) {
+      std::optional<Array>& v = tan[tan.output(j)];
+      if (tape.alive[j] && !v)
+        v = fit(outs.at(j - e.out_begin), tape.outputs[j], *e.primitive, "jvp");
+    }
   }
   VjpResult r{t.outputs, {}};
-  for (const auto& o : t.outputs) {
-    auto it = tan.find(o.id());
-    r.grads.push_back(it == tan.end() ? transforms::zeros_like_cheap(o.shape(), o.dtype())
-                                      : it->second);
+  for (size_t k = 0; k < t.outputs.size(); ++k) {
+    const Array& o = t.outputs[k];
+    int s = tan.root(k, o);
+    r.grads.push_back(s >= 0 && tan[s] ? *tan[s]
+                                       : transforms::zeros_like_cheap(o.shape(), o.dtype()));
   }
   transforms::release_tape(tape);
   return r;

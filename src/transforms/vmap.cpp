@@ -36,7 +36,17 @@ std::vector<Array> vmap(const FlatFunction& f, const Arrays& inputs, const std::
   transforms::throw_if_failed(inputs);
   int size = batch_size(inputs, in_axes);
   transforms::IdSet ids;
-  std::unordered_map<const void*, Batched> batched;
+  // Each traced array's batched counterpart, found by id (a flat table).
+  transforms::PtrIndex index;
+  std::vector<Batched> batched;
+  auto find = [&](const Array& a) -> const Batched* {
+    int i = index.find(a.id());
+    return i < 0 ? nullptr : &batched[static_cast<size_t>(i)];
+  };
+  auto add = [&](const Array& a, Batched b) {
+    if (index.insert(a.id(), static_cast<int>(batched.size())).second)
+      batched.push_back(std::move(b));
+  };
   Arrays tracers = inputs;
   Arrays outputs;
   {
@@ -51,19 +61,24 @@ std::vector<Array> vmap(const FlatFunction& f, const Arrays& inputs, const std::
       Array slice = ops::squeeze(ops::slice(x, start, stop), {in_axes[i]});
       tracers[i] = transforms::make_tracer(slice);
       ids.insert(tracers[i].id());
-      batched.emplace(tracers[i].id(), Batched{inputs[i], in_axes[i]});
+      add(tracers[i], Batched{inputs[i], in_axes[i]});
     }
     outputs = f(tracers);
   }
   transforms::throw_if_failed(outputs);
-  auto tape = transforms::build_tape(outputs, ids);
-  for (const auto& e : tape) {
+  transforms::Tape tape = transforms::walk_tape(outputs, ids);
+  index.reserve(ids.size() + tape.outputs.size());
+  batched.reserve(ids.size() + tape.outputs.size());
+  for (const auto& e : tape.entries) {
     Arrays ins;
     std::vector<int> axes;
-    for (const auto& in : e.inputs) {
-      auto it = batched.find(in.id());
-      ins.push_back(it == batched.end() ? in : it->second.array);
-      axes.push_back(it == batched.end() ? -1 : it->second.axis);
+    ins.reserve(e.num_inputs());
+    axes.reserve(e.num_inputs());
+    for (uint32_t i = e.in_begin; i < e.in_end; ++i) {
+      const Array& in = tape.inputs[i];
+      const Batched* b = find(in);
+      ins.push_back(b ? b->array : in);
+      axes.push_back(b ? b->axis : -1);
     }
     // A rule may return an unbatched output (axis -1); its users then see it
     // unbatched, and a node none of whose inputs is batched is built as is.
@@ -76,21 +91,22 @@ std::vector<Array> vmap(const FlatFunction& f, const Arrays& inputs, const std::
       r.first = rules::rebuild(*e.primitive, ins);
       r.second.assign(r.first.size(), -1);
     }
-    for (size_t j = 0; j < e.outputs.size(); ++j)
-      if (e.output_alive[j]) batched.emplace(e.outputs[j].id(), Batched{r.first.at(j), r.second.at(j)});
+    for (uint32_t j = e.out_begin; j < e.out_end; ++j)
+      if (tape.alive[j])
+        add(tape.outputs[j], Batched{r.first.at(j - e.out_begin), r.second.at(j - e.out_begin)});
   }
   std::vector<int> want = out_axes(outputs);
   Arrays result;
   for (size_t i = 0; i < outputs.size(); ++i) {
-    auto it = batched.find(outputs[i].id());
-    if (it == batched.end() || it->second.axis < 0) {
+    const Batched* b = find(outputs[i]);
+    if (!b || b->axis < 0) {
       // An output independent of the batch: broadcast along the batch axis.
-      const Array& o = it == batched.end() ? outputs[i] : it->second.array;
+      const Array& o = b ? b->array : outputs[i];
       Shape shape = o.shape();
       shape.insert(shape.begin() + want[i], size);
       result.push_back(ops::broadcast_to(ops::expand_dims(o, want[i]), shape));
     } else {
-      result.push_back(ops::moveaxis(it->second.array, it->second.axis, want[i]));
+      result.push_back(ops::moveaxis(b->array, b->axis, want[i]));
     }
   }
   transforms::release_tape(tape);

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstddef>
 #include <memory>
 #include <mutex>
@@ -78,6 +77,30 @@ class TracePause {
 };
 }  // namespace detail
 
+/// A node's weak references to its outputs. Most nodes have one output,
+/// kept inline (a vector here was one allocation more per node); further
+/// outputs go to a vector.
+class OutputRefs {
+ public:
+  size_t size() const { return size_; }
+  std::weak_ptr<ArrayDesc>& operator[](size_t i) { return i == 0 ? first_ : rest_[i - 1]; }
+  const std::weak_ptr<ArrayDesc>& operator[](size_t i) const {
+    return i == 0 ? first_ : rest_[i - 1];
+  }
+  void push_back(std::weak_ptr<ArrayDesc> ref) {
+    if (size_++ == 0) first_ = std::move(ref);
+    else rest_.push_back(std::move(ref));
+  }
+  void reserve(size_t n) {
+    if (n > 1) rest_.reserve(n - 1);
+  }
+
+ private:
+  std::weak_ptr<ArrayDesc> first_;
+  std::vector<std::weak_ptr<ArrayDesc>> rest_;
+  size_t size_ = 0;
+};
+
 /// A pending (or finished) operation: its primitive, inputs and outputs.
 /// After it runs, the primitive and inputs are dropped so that intermediates
 /// are freed as soon as nothing needs them.
@@ -86,14 +109,20 @@ struct Node {
 
   std::shared_ptr<const Primitive> primitive;
   std::vector<Array> inputs;
-  std::vector<std::weak_ptr<ArrayDesc>> outputs;  // weak: no cycles
-  std::vector<OutputSpec> specs;                  // one per output
+  OutputRefs outputs;                             // weak: no cycles
+  // One per output. The only output of a node, when not a view, keeps its
+  // shape in its descriptor instead (moved there when built): read shapes
+  // from the outputs; such a node whose output nobody holds has nothing to
+  // compute.
+  std::vector<OutputSpec> specs;
   Stream stream;
   const char* op_name;  // the public operation that built the node
   Location loc;
+  // Threads that find the node running wait on `state` itself (C++20
+  // atomic wait): a condition variable per node cost its construction and
+  // destruction on every node, waited on or not.
   std::atomic<State> state{State::pending};
   std::mutex mu;
-  std::condition_variable cv;
   std::shared_ptr<const Error> error;  // an eval-time failure
   // Built while a transform traces on this thread: evaluation keeps the
   // primitive and inputs (the transform walks them afterwards) and never
@@ -109,6 +138,13 @@ struct Node {
   /// stack).
   ~Node();
 };
+
+/// A new, empty descriptor. Nodes and descriptors come from per-thread free
+/// lists (src/core/pool.h): graphs of small arrays make and drop thousands.
+std::shared_ptr<ArrayDesc> new_desc();
+/// A new node (see Node's constructor), from the same free lists.
+std::shared_ptr<Node> new_node(std::shared_ptr<const Primitive> p, std::vector<Array> in,
+                               Stream s, const char* op, Location l);
 
 /// A constant array over `data` (already holding the values).
 Array make_constant(std::shared_ptr<Data> data, Shape shape, DType dtype);
