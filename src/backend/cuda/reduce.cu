@@ -33,6 +33,7 @@ struct ReduceLayout {
 };
 
 __device__ __forceinline__ int64_t offset_in(const Dims& d, int64_t i) {
+  if (d.n == 1) return i * d.strides[0];  // no 64-bit division (slow on GPUs)
   int64_t off = 0;
   for (int k = d.n - 1; k >= 0; --k) {
     off += (i % d.shape[k]) * d.strides[k];

@@ -25,7 +25,10 @@ void launch_cast(const Array& in, Array& out, void* stream) {
     dispatch_dtype(out.dtype(), [&](auto to) {
       using A = typename decltype(from)::type;
       using O = typename decltype(to)::type;
-      if (n > 0)
+      const A* src = dev<A>(in) + in.desc()->offset;
+      if (n > 0 && l.ndim == 0 && packable(src) && packable(dev_out<O>(out)))
+        unary_dense_kernel<kernels::Cast<O>, A, O><<<blocks_for(n), kThreads, 0, s>>>(src, dev_out<O>(out), n);
+      else if (n > 0)
         unary_kernel<kernels::Cast<O>, A, O><<<blocks_for(n), kThreads, 0, s>>>(dev<A>(in), dev_out<O>(out), n, l);
       check_launch("AsType");
     });
