@@ -40,6 +40,10 @@ Stats stats();
 void set_memory_limit(size_t bytes);
 void clear_cache();
 
+/// Whether `a` lives on the host and holds one value (read through zero
+/// strides): binary kernels take such an operand by value.
+bool host_scalar(const Array& a);
+
 // Kernels (elementwise.cu). Arrays are device-resident; `stream` is a
 // cudaStream_t.
 void launch_unary(PrimitiveId id, const Array& in, Array& out, void* stream);

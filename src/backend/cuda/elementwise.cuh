@@ -95,6 +95,16 @@ bool packable(const T* p) {
   return reinterpret_cast<uintptr_t>(p) % (sizeof(T) * kPerThread) == 0;
 }
 
+// One operand by value (`scalar_left`: it is the left one).
+template <class F, class A, class O>
+__global__ void binary_scalar_kernel(const A* a, A v, bool scalar_left, O* o, int64_t n, Layout l) {
+  int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k, i += step)
+    if (i < n) o[i] = scalar_left ? F{}(v, a[at(l, 0, i)]) : F{}(a[at(l, 0, i)], v);
+}
+
 template <class F, class A, class O>
 __global__ void binary_kernel(const A* a, const A* b, O* o, int64_t n, Layout l) {
   int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
@@ -192,6 +202,17 @@ void binary(const Array& a, const Array& b, Array& out, cudaStream_t s) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_invocable_v<F, T, T>) {
       using O = std::decay_t<decltype(F{}(T{}, T{}))>;
+      if (host_scalar(a) || host_scalar(b)) {
+        bool left = host_scalar(a);
+        const Array& arr = left ? b : a;
+        const Array& sc = left ? a : b;
+        T v = static_cast<const T*>(sc.desc()->data->ptr)[sc.desc()->offset];
+        Layout la = layout_of({&arr}, out.shape());
+        if (n > 0)
+          binary_scalar_kernel<F, T, O><<<blocks_for(n), kThreads, 0, s>>>(dev<T>(arr), v, left, dev_out<O>(out), n, la);
+        check_launch(primitive_name(Id));
+        return;
+      }
       const T* pa = dev<T>(a) + a.desc()->offset;
       const T* pb = dev<T>(b) + b.desc()->offset;
       if (n > 0 && l.ndim == 0 && packable(pa) && packable(pb) && packable(dev_out<O>(out)))

@@ -58,6 +58,11 @@ __device__ __forceinline__ A empty_value() {
   else return A(0);
 }
 
+template <class T>
+struct alignas(sizeof(T) * 4) Pack4 {
+  T v[4];
+};
+
 template <RT type, class In, class A, class Out>
 __global__ void reduce_kernel(const In* x, Out* o, int64_t outputs, ReduceLayout l) {
   __shared__ A values[kThreads];
@@ -67,10 +72,28 @@ __global__ void reduce_kernel(const In* x, Out* o, int64_t outputs, ReduceLayout
     int64_t base = l.offset + offset_in(l.kept, r);
     A acc = A();
     bool have = false;
-    for (int64_t j = t; j < l.row; j += kThreads) {
-      A e = kernels::Cast<A>{}(x[base + offset_in(l.reduced, j)]);
-      acc = have ? combine<type, A>(acc, e) : e;
-      have = true;
+    const In* row = x + base;
+    if (l.reduced.n == 1 && l.reduced.strides[0] == 1 && l.row % 4 == 0 &&
+        reinterpret_cast<uintptr_t>(row) % sizeof(Pack4<In>) == 0) {
+      // A contiguous row: packs of four consecutive elements into four
+      // accumulators, combined in a fixed order.
+      A part[4];
+      for (int64_t j = 4 * t; j < l.row; j += 4 * kThreads) {
+        Pack4<In> p = *reinterpret_cast<const Pack4<In>*>(row + j);
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          A e = kernels::Cast<A>{}(p.v[k]);
+          part[k] = have ? combine<type, A>(part[k], e) : e;
+        }
+        have = true;
+      }
+      if (have) acc = combine<type, A>(combine<type, A>(part[0], part[1]), combine<type, A>(part[2], part[3]));
+    } else {
+      for (int64_t j = t; j < l.row; j += kThreads) {
+        A e = kernels::Cast<A>{}(row[offset_in(l.reduced, j)]);
+        acc = have ? combine<type, A>(acc, e) : e;
+        have = true;
+      }
     }
     values[t] = acc;
     valid[t] = have;

@@ -170,6 +170,14 @@ Array on_device(const Array& a, cudaStream_t s) {
 
 }  // namespace
 
+bool host_scalar(const Array& a) {
+  const auto& d = a.desc();
+  if (!d->data || d->data->device != Device::cpu || a.size() == 0) return false;
+  for (auto st : a.strides())
+    if (st != 0) return false;
+  return true;
+}
+
 bool available() { return device().ok; }
 std::string unavailable_reason() { return device().why; }
 
@@ -195,9 +203,15 @@ std::shared_ptr<Data> to_host(const Data& d) {
 
 void eval(const Primitive& p, const std::vector<Array>& raw_in, std::vector<Array>& out, Stream s) {
   cudaStream_t cs = stream_for(s);
-  std::vector<Array> in;
-  for (const auto& a : raw_in) in.push_back(on_device(a, cs));
   PrimitiveId id = p.id();
+  // A host operand of a binary op that holds one value (a weak scalar, a
+  // 0-d constant) travels to the kernel by value, not as an upload.
+  const bool binary = primitive_kind(id) == PrimitiveKind::binary;
+  std::vector<Array> in;
+  for (size_t k = 0; k < raw_in.size(); ++k) {
+    bool by_value = binary && host_scalar(raw_in[k]) && !host_scalar(raw_in[1 - k]);
+    in.push_back(by_value ? raw_in[k] : on_device(raw_in[k], cs));
+  }
   switch (primitive_kind(id)) {
     case PrimitiveKind::unary: launch_unary(id, in[0], out[0], cs); break;
     case PrimitiveKind::binary: launch_binary(id, in[0], in[1], out[0], cs); break;
