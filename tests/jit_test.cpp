@@ -291,3 +291,16 @@ TEST(Jit, DestroyingOneOfTwoFunctionsWithTheSameCode) {
   EXPECT_EQ(jit::stats().generated_runs, before.generated_runs + 3);
   EXPECT_EQ(jit::stats().compiled, before.compiled);
 }
+
+TEST(Jit, DebugKernelsPrintsTheGeneratedSource) {
+  JitScope scope;
+  setenv("NUVEC_DEBUG_KERNELS", "1", 1);
+  ::testing::internal::CaptureStderr();
+  auto f = compile([](const Array& x) { return ops::exp(x) * 3.0f; });
+  (void)f(array({1.0f, 2.0f})).eval();
+  std::string err = ::testing::internal::GetCapturedStderr();
+  unsetenv("NUVEC_DEBUG_KERNELS");
+  EXPECT_NE(err.find("nuvec_k0_contig"), std::string::npos) << err;
+  EXPECT_NE(err.find("Exp{}(v0)"), std::string::npos) << err;
+  EXPECT_NE(err.find("bit_cast<float>((unsigned int)0x40400000ull)"), std::string::npos) << err;  // 3.0f
+}
