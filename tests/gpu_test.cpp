@@ -230,3 +230,28 @@ TEST(Gpu, RandomBitsAndArangeMatchTheCpu) {
   expect_same([&](StreamOrDevice s) { return random::normal({999}, float32, std::nullopt, std::nullopt, random::key(3), s); }, "normal");
   expect_same([&](StreamOrDevice s) { return ops::arange(0.0, 10.0, 0.1, float32, s); }, "arange");
 }
+
+// Work is enqueued asynchronously: a consumer on another stream waits for
+// its producer on the GPU, async_eval returns before the work is done and a
+// read waits for it, and results do not depend on what else was allocated
+// or run in between.
+TEST(Gpu, StreamsAsyncEvalAndDeterminism) {
+  NUVEC_GPU_REQUIRED();
+  Array x = random::normal({1 << 22}, random::key(21));
+  Stream s1 = new_stream(Device::gpu), s2 = new_stream(Device::gpu);
+  auto chain = [&](StreamOrDevice first, StreamOrDevice second) {
+    Array a = ops::exp(ops::sin(x, first), first);
+    return ops::sum(ops::multiply(a, a, second), false, second);
+  };
+  Array expect = chain(kCpu, kCpu);
+  Array two = chain(s1, s2);
+  async_eval(two);
+  EXPECT_NEAR(two.item<float>(), expect.item<float>(), 1e-3 * std::abs(expect.item<float>()));
+  auto first = bits_of(chain(Device::gpu, Device::gpu));
+  for (int round = 0; round < 3; ++round) {
+    std::vector<Array> noise;
+    for (int k = 1; k < 6; ++k) noise.push_back(ops::add(random::normal({1000 * k + round}, random::key(k)), 1.0f, Device::gpu));
+    nuvec::eval(noise);
+    EXPECT_EQ(bits_of(chain(s2, s1)), first) << "round " << round;
+  }
+}

@@ -25,8 +25,10 @@ const void* host_pointer(const Array& a);
 bool gpu_available();
 /// Why not ("" when it can).
 std::string gpu_unavailable_reason();
-/// A device buffer of `nbytes`.
-std::shared_ptr<Data> allocate_gpu(size_t nbytes);
+/// A device buffer of `nbytes` for work on stream `s`.
+std::shared_ptr<Data> allocate_gpu(size_t nbytes, Stream s);
+/// Waits for all enqueued GPU work (throws for a kernel that failed).
+void gpu_synchronize();
 /// Runs `p` on GPU stream `s` (inputs on the host are uploaded).
 void eval_gpu(const Primitive& p, const std::vector<Array>& inputs, std::vector<Array>& outputs,
               Stream s);

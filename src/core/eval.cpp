@@ -103,14 +103,16 @@ void execute(Node& n) {
     } else {
       needs_kernel = true;
       for (auto& in : n.inputs) {
-        if (elementwise && !n.keep_graph && can_donate(in, *desc) &&
-            in.desc()->data->device == n.stream.device) {
+        // (Not on the GPU yet: a buffer's last readers may still be
+        // running on another stream.)
+        if (elementwise && !gpu && !n.keep_graph && can_donate(in, *desc) &&
+            in.desc()->data->device == Device::cpu) {
           desc->data = in.desc()->data;
           break;
         }
       }
       size_t bytes = static_cast<size_t>(desc->size) * spec.dtype.size();
-      if (!desc->data) desc->data = gpu ? backend::allocate_gpu(bytes) : allocate_data(bytes);
+      if (!desc->data) desc->data = gpu ? backend::allocate_gpu(bytes, n.stream) : allocate_data(bytes);
     }
     outs.emplace_back(std::move(desc));
   }
@@ -171,7 +173,15 @@ void eval_impl(const std::vector<Array>& arrays, bool throw_errors) {
   // peak of a 20-block backward pass halves).
   std::reverse(roots.begin(), roots.end());
   for (const auto& n : topological_order(roots)) run_node(n);
-  if (!throw_errors) return;
+  if (!throw_errors) return;  // async_eval: GPU work may still run
+  // eval returns when the values exist, GPU work included (as MLX's eval).
+  for (const auto& a : arrays) {
+    const auto& d = a.desc()->data;
+    if (d && d->device == Device::gpu) {
+      backend::gpu_synchronize();
+      break;
+    }
+  }
   for (const auto& a : arrays) {
     const auto& n = a.desc()->node;
     if (n && n->error) throw *n->error;

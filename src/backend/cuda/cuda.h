@@ -19,12 +19,18 @@ bool available();
 /// Why not ("" when available).
 std::string unavailable_reason();
 
-/// A device buffer of `nbytes` from the caching allocator (out_of_memory
-/// Error beyond the memory limit or when the device refuses).
-std::shared_ptr<Data> allocate(size_t nbytes);
+/// A device buffer of `nbytes` for work on stream `s`, from the caching
+/// allocator (out_of_memory Error beyond the memory limit or when the device
+/// refuses). Freed buffers are reused by the same stream only (stream order
+/// makes that safe while earlier kernels may still read them).
+std::shared_ptr<Data> allocate(size_t nbytes, Stream s);
 
-/// Runs `p` on the GPU stream `s`: outputs are device buffers; inputs on the
-/// host are uploaded first. Throws Error(unsupported_dtype / backend) when
+/// Waits for all GPU work; throws an Error for a kernel that failed.
+void synchronize();
+
+/// Enqueues `p` on the GPU stream `s` (returns before it runs): outputs are
+/// device buffers; inputs on the host are uploaded first, inputs made on
+/// other streams are waited for through their events. Throws Error(unsupported_dtype / backend) when
 /// there is no GPU kernel for the primitive or dtype; never falls back.
 void eval(const Primitive& p, const std::vector<Array>& in, std::vector<Array>& out, Stream s);
 
@@ -52,6 +58,6 @@ void launch_select(const Array& c, const Array& x, const Array& y, Array& out, v
 void launch_cast(const Array& in, Array& out, void* stream);
 void launch_reduce(const Reduce& p, const Array& in, Array& out, void* stream);
 void launch_random_bits(const RandomBits& p, const Array& keys, Array& out, void* stream);
-void launch_matmul(const Array& a, const Array& b, Array& out, void* stream);
+void launch_matmul(const Array& a, const Array& b, Array& out, void* stream, Stream s);
 
 }  // namespace nuvec::cuda

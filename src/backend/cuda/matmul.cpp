@@ -51,14 +51,14 @@ View view_of(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
 }
 
 // A dense copy of `x` on the device (the copy kernel of casts).
-Array dense(const Array& x, void* stream) {
+Array dense(const Array& x, void* stream, Stream st) {
   auto d = std::make_shared<ArrayDesc>();
   d->shape = x.shape();
   d->strides = row_major_strides(d->shape);
   d->size = x.size();
   d->dtype = x.dtype();
   d->row_contiguous = true;
-  d->data = allocate(static_cast<size_t>(d->size) * x.itemsize());
+  d->data = allocate(static_cast<size_t>(d->size) * x.itemsize(), st);
   Array out(d);
   launch_cast(x, out, stream);
   return out;
@@ -66,7 +66,7 @@ Array dense(const Array& x, void* stream) {
 
 }  // namespace
 
-void launch_matmul(const Array& a0, const Array& b0, Array& out, void* stream) {
+void launch_matmul(const Array& a0, const Array& b0, Array& out, void* stream, Stream st) {
   auto s = static_cast<cudaStream_t>(stream);
   int nd = a0.ndim();
   int m = a0.shape()[nd - 2], k = a0.shape()[nd - 1], n = b0.shape()[nd - 1];
@@ -87,8 +87,8 @@ void launch_matmul(const Array& a0, const Array& b0, Array& out, void* stream) {
   else throw Error(ErrorKind::unsupported_dtype, "no GPU matmul for " + std::string(dtype_name(d)));
   View va = view_of(m, k, a0.strides()[nd - 2], a0.strides()[nd - 1]);
   View vb = view_of(k, n, b0.strides()[nd - 2], b0.strides()[nd - 1]);
-  Array a = va.usable ? a0 : dense(a0, stream);
-  Array b = vb.usable ? b0 : dense(b0, stream);
+  Array a = va.usable ? a0 : dense(a0, stream, st);
+  Array b = vb.usable ? b0 : dense(b0, stream, st);
   if (!va.usable) va = {true, false, k};
   if (!vb.usable) vb = {true, false, n};
   Shape batch(a.shape().begin(), a.shape().end() - 2);

@@ -1,9 +1,11 @@
 // The CUDA backend's runtime: the device, streams, the caching allocator,
 // copies between host and device, and the dispatch of primitives to kernels.
 //
-// First step (docs/gpu-status.md): a GPU node runs on its stream and the
-// host waits for it before the node is marked done; asynchronous
-// submission with events comes next.
+// Submission is asynchronous: a node's kernel is enqueued on its stream and
+// the node is done for the graph; each output buffer records an event when
+// its kernel is enqueued, which consumers on other streams wait for on the
+// GPU and host reads wait for on the host. eval() waits for the GPU at its
+// end (as MLX's eval); async_eval does not.
 #include <cuda_runtime.h>
 
 #include <map>
@@ -54,16 +56,18 @@ class Allocator {
   struct Block {
     Allocator* owner;
     size_t size;
+    cudaStream_t stream;             // the stream its writer runs on
+    cudaEvent_t ready = nullptr;     // recorded after its writer was enqueued
     std::mutex mu;                   // guards mirror
     std::shared_ptr<Data> mirror;    // the host copy, once read on the host
   };
 
-  std::shared_ptr<Data> allocate(size_t nbytes) {
+  std::shared_ptr<Data> allocate(size_t nbytes, cudaStream_t stream) {
     size_t size = round(nbytes);
     void* p = nullptr;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      auto it = free_.find(size);
+      auto it = free_.find({stream, size});
       if (it != free_.end() && !it->second.empty()) {
         p = it->second.back();
         it->second.pop_back();
@@ -92,19 +96,20 @@ class Allocator {
     d->capacity = size;
     d->device = Device::gpu;
     d->from_allocator = true;
-    d->context = new Block{this, size, {}, nullptr};
+    d->context = new Block{this, size, stream, nullptr, {}, nullptr};
     d->release = [](Data& data) {
       auto* b = static_cast<Block*>(data.context);
-      b->owner->free(data.ptr, b->size);
+      b->owner->free(data.ptr, b->size, b->stream);
+      if (b->ready) cudaEventDestroy(b->ready);  // released once it completes
       delete b;
     };
     return d;
   }
 
-  void free(void* p, size_t size) {
+  void free(void* p, size_t size, cudaStream_t stream) {
     std::lock_guard<std::mutex> lock(mu_);
     active_ -= size;
-    free_[size].push_back(p);
+    free_[{stream, size}].push_back(p);
     cached_ += size;
   }
 
@@ -136,7 +141,7 @@ class Allocator {
   }
 
   std::mutex mu_;
-  std::map<size_t, std::vector<void*>> free_;
+  std::map<std::pair<cudaStream_t, size_t>, std::vector<void*>> free_;
   size_t active_ = 0, peak_ = 0, cached_ = 0;
   size_t limit_ = ~size_t(0);
 };
@@ -155,13 +160,31 @@ cudaStream_t stream_for(Stream s) {
   return cs;
 }
 
-// `a` with its data on the device (uploaded when it lives on the host).
-Array on_device(const Array& a, cudaStream_t s) {
+Allocator::Block& block_of(const Data& d) { return *static_cast<Allocator::Block*>(d.context); }
+
+// Marks `d` as written by the work enqueued so far on `s`.
+void record(const Data& d, cudaStream_t s) {
+  auto& b = block_of(d);
+  if (!b.ready) check(cudaEventCreateWithFlags(&b.ready, cudaEventDisableTiming), "cudaEventCreate");
+  b.stream = s;
+  check(cudaEventRecord(b.ready, s), "cudaEventRecord");
+}
+
+// `a` with its data on the device (uploaded when it lives on the host);
+// data written on another stream is waited for on `s`.
+Array on_device(const Array& a, cudaStream_t s, Stream st) {
   const auto& d = a.desc();
-  if (!d->data || d->data->device == Device::gpu) return a;
-  auto g = allocate(d->data->nbytes);
+  if (!d->data) return a;
+  if (d->data->device == Device::gpu) {
+    auto& b = block_of(*d->data);
+    if (b.ready && b.stream != s) check(cudaStreamWaitEvent(s, b.ready, 0), "cudaStreamWaitEvent");
+    return a;
+  }
+  auto g = allocate(d->data->nbytes, st);
+  // From pageable memory: the call returns once the bytes are staged.
   check(cudaMemcpyAsync(g->ptr, d->data->ptr, d->data->nbytes, cudaMemcpyHostToDevice, s),
         "copy to the GPU");
+  record(*g, s);
   auto copy = std::make_shared<ArrayDesc>(*d);
   copy->node = nullptr;
   copy->data = std::move(g);
@@ -181,9 +204,14 @@ bool host_scalar(const Array& a) {
 bool available() { return device().ok; }
 std::string unavailable_reason() { return device().why; }
 
-std::shared_ptr<Data> allocate(size_t nbytes) {
+std::shared_ptr<Data> allocate(size_t nbytes, Stream s) {
   if (!available()) throw Error(ErrorKind::backend, "the GPU is not available: " + unavailable_reason());
-  return allocator().allocate(nbytes);
+  return allocator().allocate(nbytes, stream_for(s));
+}
+
+void synchronize() {
+  if (!available()) return;
+  check(cudaDeviceSynchronize(), "GPU work");
 }
 
 Stats stats() { return allocator().stats(); }
@@ -194,6 +222,7 @@ std::shared_ptr<Data> to_host(const Data& d) {
   auto* b = static_cast<Allocator::Block*>(d.context);
   std::lock_guard<std::mutex> lock(b->mu);
   if (!b->mirror) {
+    check(b->ready ? cudaEventSynchronize(b->ready) : cudaStreamSynchronize(b->stream), "GPU work");
     auto h = allocate_data(d.nbytes);
     check(cudaMemcpy(h->ptr, d.ptr, d.nbytes, cudaMemcpyDeviceToHost), "copy from the GPU");
     b->mirror = std::move(h);
@@ -210,7 +239,7 @@ void eval(const Primitive& p, const std::vector<Array>& raw_in, std::vector<Arra
   std::vector<Array> in;
   for (size_t k = 0; k < raw_in.size(); ++k) {
     bool by_value = binary && host_scalar(raw_in[k]) && !host_scalar(raw_in[1 - k]);
-    in.push_back(by_value ? raw_in[k] : on_device(raw_in[k], cs));
+    in.push_back(by_value ? raw_in[k] : on_device(raw_in[k], cs, s));
   }
   switch (primitive_kind(id)) {
     case PrimitiveKind::unary: launch_unary(id, in[0], out[0], cs); break;
@@ -219,7 +248,7 @@ void eval(const Primitive& p, const std::vector<Array>& raw_in, std::vector<Arra
       if (id == PrimitiveId::Reduce) {
         launch_reduce(static_cast<const Reduce&>(p), in[0], out[0], cs);
       } else if (id == PrimitiveId::Matmul) {
-        launch_matmul(in[0], in[1], out[0], cs);
+        launch_matmul(in[0], in[1], out[0], cs, s);
       } else if (id == PrimitiveId::RandomBits) {
         launch_random_bits(static_cast<const RandomBits&>(p), in[0], out[0], cs);
       } else if (id == PrimitiveId::Arange) {
@@ -243,9 +272,8 @@ void eval(const Primitive& p, const std::vector<Array>& raw_in, std::vector<Arra
                                             " yet (docs/gpu-status.md)");
       }
   }
-  // First step: the node is complete when its kernel is (uploads and
-  // buffers freed after this point are then safe).
-  check(cudaStreamSynchronize(cs), primitive_name(id));
+  for (auto& o : out)
+    if (o.desc()->data && o.desc()->data->device == Device::gpu) record(*o.desc()->data, cs);
 }
 
 }  // namespace nuvec::cuda
