@@ -23,7 +23,7 @@ int main() {
   x.eval();
   y.eval();
   const double mb = n * 4.0 / 1e6;
-  std::printf("2^26 float32 on the GPU (eager, one kernel per op; the host waits for each node)\n\n");
+  std::printf("2^26 float32 on the GPU (eager, one kernel per op; eval waits for the GPU)\n\n");
   std::printf("| %-34s | %9s | %9s |\n", "op", "ms", "GB/s");
   std::printf("|------------------------------------|-----------|-----------|\n");
   auto row = [&](const char* name, double ms, double bytes_mb) {
