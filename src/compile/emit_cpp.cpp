@@ -110,21 +110,16 @@ void pointers(std::ostream& os, const EmitRegion& r, bool strided) {
 std::string emit_cpu_kernels(const std::vector<EmitRegion>& regions) {
   std::ostringstream os;
   os << "\n// Generated kernels of fused regions.\nusing namespace nuvec::kernels;\n";
-  for (size_t i = 0; i < regions.size(); ++i) {
-    const EmitRegion& r = regions[i];
-    os << "\nextern \"C\" void nuvec_k" << i
-       << "_contig(const void* const* in, void* const* out, long n) {\n";
-    pointers(os, r, false);
-    os << "  for (long i = 0; i < n; ++i) {\n";
-    body(os, r, false);
-    os << "  }\n}\n";
-    os << "\nextern \"C\" void nuvec_k" << i
-       << "_strided(const void* const* in, void* const* out, const long* strides, long n) {\n";
-    pointers(os, r, true);
-    os << "  for (long i = 0; i < n; ++i) {\n";
-    body(os, r, true);
-    os << "  }\n}\n";
-  }
+  for (size_t i = 0; i < regions.size(); ++i)
+    for (bool strided : {false, true}) {
+      os << "\nextern \"C\" void nuvec_k" << i
+         << (strided ? "_strided(const void* const* in, void* const* out, const long* strides, long n) {\n"
+                     : "_contig(const void* const* in, void* const* out, long n) {\n");
+      pointers(os, regions[i], strided);
+      os << "  for (long i = 0; i < n; ++i) {\n";
+      body(os, regions[i], strided);
+      os << "  }\n}\n";
+    }
   return os.str();
 }
 

@@ -19,6 +19,7 @@
 
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/loops.h"
+#include "backend/reduce_op.h"
 #include "core/strided.h"
 #include "nuvec/kernels/binary.h"
 #include "nuvec/kernels/cast.h"
@@ -34,26 +35,14 @@ constexpr int64_t kBlock = int64_t(1) << 16;  // row elements per block
 constexpr int kTile = 16;                  // strided rows gathered together
 constexpr int64_t kPiece = 512;            // gathered elements per row (multiple of W)
 
-// The accumulator type: float for 16-bit floats, int64-width wrapping for
-// integer sums and products stays in the output type.
 template <class In, class Out>
-using acc_t = std::conditional_t<kernels::is_half_v<Out>, float, Out>;
+using acc_t = backend::reduce_acc_t<In, Out>;
 
 template <RT type, class A>
 struct Combine {
-  A init() const {
-    if constexpr (type == RT::sum || type == RT::any) return A(0);
-    else if constexpr (type == RT::prod || type == RT::all) return A(1);
-    else return A(0);  // max/min start from the first element instead
-  }
-  A operator()(A a, A b) const {
-    if constexpr (type == RT::sum) return kernels::Add{}(a, b);
-    else if constexpr (type == RT::prod) return kernels::Multiply{}(a, b);
-    else if constexpr (type == RT::max) return kernels::Maximum{}(a, b);
-    else if constexpr (type == RT::min) return kernels::Minimum{}(a, b);
-    else if constexpr (type == RT::all) return A(a && b);
-    else return A(a || b);
-  }
+  // (max and min start from the first element instead.)
+  A init() const { return backend::reduce_empty<type, A>(); }
+  A operator()(A a, A b) const { return backend::reduce_combine<type, A>(a, b); }
 };
 
 // The steps of a block's fixed arithmetic (see the top of the file), shared

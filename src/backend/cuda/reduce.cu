@@ -9,6 +9,7 @@
 
 #include "backend/cpu/loops.h"
 #include "backend/cuda/cuda.h"
+#include "backend/reduce_op.h"
 #include "nuvec/kernels/functors.h"
 #include "nuvec/primitives/reduce.h"
 
@@ -44,18 +45,7 @@ __device__ __forceinline__ int64_t offset_in(const Dims& d, int64_t i) {
 
 template <RT type, class A>
 __device__ __forceinline__ A combine(A a, A b) {
-  if constexpr (type == RT::sum) return kernels::Add{}(a, b);
-  else if constexpr (type == RT::prod) return kernels::Multiply{}(a, b);
-  else if constexpr (type == RT::max) return kernels::Maximum{}(a, b);
-  else if constexpr (type == RT::min) return kernels::Minimum{}(a, b);
-  else if constexpr (type == RT::all) return A(a && b);
-  else return A(a || b);
-}
-
-template <RT type, class A>
-__device__ __forceinline__ A empty_value() {
-  if constexpr (type == RT::prod || type == RT::all) return A(1);
-  else return A(0);
+  return backend::reduce_combine<type, A>(a, b);
 }
 
 template <class T>
@@ -105,13 +95,13 @@ __global__ void reduce_kernel(const In* x, Out* o, int64_t outputs, ReduceLayout
       }
       __syncthreads();
     }
-    if (t == 0) o[r] = kernels::Cast<Out>{}(valid[0] ? values[0] : empty_value<type, A>());
+    if (t == 0) o[r] = kernels::Cast<Out>{}(valid[0] ? values[0] : backend::reduce_empty<type, A>());
     __syncthreads();
   }
 }
 
 template <class In, class Out>
-using acc_t = std::conditional_t<kernels::is_half_v<Out>, float, Out>;
+using acc_t = backend::reduce_acc_t<In, Out>;
 
 // The output type of each reduction (reduce_output_dtype, as types).
 template <RT R, class In>
