@@ -60,4 +60,16 @@ void launch_reduce(const Reduce& p, const Array& in, Array& out, void* stream);
 void launch_random_bits(const RandomBits& p, const Array& keys, Array& out, void* stream);
 void launch_matmul(const Array& a, const Array& b, Array& out, void* stream, Stream s);
 
+// Kernels of the remaining primitives, by family. Each runs `p` and returns
+// true when the primitive is of its family, else returns false untouched.
+// Inputs are device-resident (or host scalars never: these families get
+// every input uploaded); outputs have dense device buffers.
+/// Take, Scatter, Concatenate, BitCast, DivMod, NumberOf, Depends,
+/// ArgReduce, Im2Col, Custom, Linalg (data.cpp and its .cu files).
+bool launch_data(const Primitive& p, const std::vector<Array>& in, std::vector<Array>& out,
+                 void* stream);
+/// Sort, ArgSort, Partition, ArgPartition, Scan (sort_scan.cpp and its .cu files).
+bool launch_sort_scan(const Primitive& p, const std::vector<Array>& in, std::vector<Array>& out,
+                      void* stream);
+
 }  // namespace nuvec::cuda

@@ -267,7 +267,7 @@ void eval(const Primitive& p, const std::vector<Array>& raw_in, std::vector<Arra
       } else if (id == PrimitiveId::AsType || id == PrimitiveId::Copy || id == PrimitiveId::Reshape ||
                  id == PrimitiveId::StopGradient) {
         launch_cast(in[0], out[0], cs);  // a copy in the input's logical order
-      } else {
+      } else if (!launch_data(p, in, out, cs) && !launch_sort_scan(p, in, out, cs)) {
         throw Error(ErrorKind::backend, std::string("no GPU kernel for ") + primitive_name(id) +
                                             " yet (docs/gpu-status.md)");
       }
