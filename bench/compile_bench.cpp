@@ -19,6 +19,7 @@
 #include <nuvec/nuvec.h>
 
 #include "bench_util.h"
+#include "standard_set.h"
 #include "compile/jit.h"
 #include "core/thread_pool.h"
 
@@ -27,63 +28,42 @@ namespace k = nuvec::kernels;
 
 namespace {
 
-using Fn = std::function<Arrays(const Arrays&)>;
+using bench::Fn;
+using bench::b1;
+using bench::b2;
+using bench::eps;
+using bench::kC;
+using bench::kRsqrt2;
+using bench::lr;
 
-struct Case {
-  const char* name;
-  int inputs;
-  int outputs;
-  Fn f;
-  // The hand loop over elements [b, e).
-  std::function<void(const float* const*, float* const*, long long b, long long e)> hand;
-  Shape shape;  // empty: {2^24}
-  Shape side;   // the shape of inputs after the first (broadcast), if any
-};
+// The hand loop over elements [b, e) of each function of the standard
+// set, in its order.
+using Hand = std::function<void(const float* const*, float* const*, long long b, long long e)>;
 
-constexpr float kRsqrt2 = 0.70710678118654752f;
-constexpr float kC = 0.7978845608028654f;  // sqrt(2 / pi)
-constexpr float b1 = 0.9f, b2 = 0.999f, lr = 1e-3f, eps = 1e-8f;
-
-std::vector<Case> cases() {
-  using A = const Arrays&;
+std::vector<Hand> hand_loops() {
   return {
-      {"x*x+1", 1, 1, [](A a) { return Arrays{a[0] * a[0] + 1.0f}; },
-       [](const float* const* in, float* const* out, long long b, long long e) {
+      [](const float* const* in, float* const* out, long long b, long long e) {
          for (long long i = b; i < e; ++i) {
          out[0][i] = k::Add{}(k::Multiply{}(in[0][i], in[0][i]), 1.0f);
-       }}, {}, {}},
-      {"GELU (erf)", 1, 1,
-       [](A a) { return Arrays{a[0] * (ops::erf(a[0] * kRsqrt2) + 1.0f) * 0.5f}; },
-       [](const float* const* in, float* const* out, long long b, long long e) {
+       }},
+      [](const float* const* in, float* const* out, long long b, long long e) {
          for (long long i = b; i < e; ++i) {
          float x = in[0][i];
          out[0][i] = k::Multiply{}(k::Multiply{}(x, k::Add{}(k::Erf{}(k::Multiply{}(x, kRsqrt2)), 1.0f)), 0.5f);
-       }}, {}, {}},
-      {"GELU (tanh)", 1, 1,
-       [](A a) {
-         const Array& x = a[0];
-         return Arrays{x * (ops::tanh((x + x * x * x * 0.044715f) * kC) + 1.0f) * 0.5f};
-       },
-       [](const float* const* in, float* const* out, long long b, long long e) {
+       }},
+      [](const float* const* in, float* const* out, long long b, long long e) {
          for (long long i = b; i < e; ++i) {
          float x = in[0][i];
          float c = k::Multiply{}(k::Multiply{}(x, x), x);
          float t = k::Tanh{}(k::Multiply{}(k::Add{}(x, k::Multiply{}(c, 0.044715f)), kC));
          out[0][i] = k::Multiply{}(k::Multiply{}(x, k::Add{}(t, 1.0f)), 0.5f);
-       }}, {}, {}},
-      {"SwiGLU silu(g) * u", 2, 1, [](A a) { return Arrays{a[0] * ops::sigmoid(a[0]) * a[1]}; },
-       [](const float* const* in, float* const* out, long long b, long long e) {
+       }},
+      [](const float* const* in, float* const* out, long long b, long long e) {
          for (long long i = b; i < e; ++i) {
          float g = in[0][i];
          out[0][i] = k::Multiply{}(k::Multiply{}(g, k::Sigmoid{}(g)), in[1][i]);
-       }}, {}, {}},
-      {"Adam update (4 in, 3 out)", 4, 3,
-       [](A a) {
-         Array m = a[2] * b1 + a[1] * (1.0f - b1);
-         Array v = a[3] * b2 + a[1] * a[1] * (1.0f - b2);
-         return Arrays{a[0] - m * lr / (ops::sqrt(v) + eps), m, v};
-       },
-       [](const float* const* in, float* const* out, long long b, long long e) {
+       }},
+      [](const float* const* in, float* const* out, long long b, long long e) {
          for (long long i = b; i < e; ++i) {
          float p = in[0][i], g = in[1][i], m = in[2][i], v = in[3][i];
          m = k::Add{}(k::Multiply{}(m, b1), k::Multiply{}(g, 1.0f - b1));
@@ -91,25 +71,18 @@ std::vector<Case> cases() {
          out[0][i] = k::Subtract{}(p, k::Divide{}(k::Multiply{}(m, lr), k::Add{}(k::Sqrt{}(v), eps)));
          out[1][i] = m;
          out[2][i] = v;
-       }}, {}, {}},
-      {"exp(sin(x)*2+cos(x))/(1+abs(x))", 1, 1,
-       [](A a) {
-         const Array& x = a[0];
-         return Arrays{ops::exp(ops::sin(x) * 2.0f + ops::cos(x)) / (ops::abs(x) + 1.0f)};
-       },
-       [](const float* const* in, float* const* out, long long b, long long e) {
+       }},
+      [](const float* const* in, float* const* out, long long b, long long e) {
          for (long long i = b; i < e; ++i) {
          float x = in[0][i];
          float e = k::Exp{}(k::Add{}(k::Multiply{}(k::Sin{}(x), 2.0f), k::Cos{}(x)));
          out[0][i] = k::Divide{}(e, k::Add{}(k::Abs{}(x), 1.0f));
-       }}, {}, {}},
-      {"scale-bias-relu [4096,4096]", 3, 1,
-       [](A a) { return Arrays{ops::maximum(a[0] * a[1] + a[2], 0.0f)}; },
-       [](const float* const* in, float* const* out, long long b, long long e) {
+       }},
+      [](const float* const* in, float* const* out, long long b, long long e) {
          for (long long i = b; i < e; ++i) {
          long long c = i & 4095;
          out[0][i] = k::Maximum{}(k::Add{}(k::Multiply{}(in[0][i], in[1][c]), in[2][c]), 0.0f);
-       }}, {4096, 4096}, {4096}},
+       }},
   };
 }
 
@@ -125,7 +98,10 @@ int main() {
   std::printf("%-34s | %8s | %8s | %8s | %8s | %6s | %6s | %6s\n", "2^24 float32", "hand ms", "eager",
               "interp", "generated", "GB/s", "gen/hand", "eager/gen");
   std::printf("-----------------------------------|----------|----------|----------|----------|--------|--------|--------\n");
-  for (const Case& c : cases()) {
+  auto set = bench::standard_set();
+  auto hands = hand_loops();
+  for (size_t ci = 0; ci < set.size(); ++ci) {
+    const auto& c = set[ci];
     Shape shape = c.shape.empty() ? Shape{static_cast<int>(n)} : c.shape;
     Arrays in;
     std::vector<std::vector<float>> host;
@@ -141,7 +117,7 @@ int main() {
     for (auto& o : out) op.push_back(o.data());
     double hand = bench::median_ms(7, [&] {
       cpu::parallel_for(n, 1 << 16, [&](long long b, long long e) {
-        c.hand(ip.data(), op.data(), b, e);
+        hands[ci](ip.data(), op.data(), b, e);
       });
     });
     auto run = [&](const Fn& f) {

@@ -28,12 +28,17 @@ if(NUVEC_CUDA AND CMAKE_CUDA_COMPILER)
     $<$<COMPILE_LANGUAGE:CUDA>:--fmad=false --ftz=false --prec-div=true --prec-sqrt=true
       -diag-suppress=186 --expt-relaxed-constexpr -Xcompiler=-ffp-contract=off -O3>
     $<$<COMPILE_LANGUAGE:CXX>:${NUVEC_KERNEL_FLAGS} ${NUVEC_WARNINGS} -O3>)
+  # NVRTC by its file: the CUDA::nvrtc target also links the driver's stub,
+  # which would make every program need libcuda.so.1, absent where there is
+  # no GPU (CI); the runtime loads the driver itself when a GPU is there.
+  get_target_property(NUVEC_NVRTC_LIB CUDA::nvrtc IMPORTED_LOCATION)
+  target_include_directories(nuvec_cuda PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
   target_link_libraries(nuvec_cuda PRIVATE CUDA::cudart_static CUDA::cublas)
   set_target_properties(nuvec_cuda PROPERTIES POSITION_INDEPENDENT_CODE ON CUDA_STANDARD 20
     CUDA_STANDARD_REQUIRED ON CUDA_EXTENSIONS OFF)
   target_sources(nuvec PRIVATE $<TARGET_OBJECTS:nuvec_cuda>)
   target_compile_definitions(nuvec PRIVATE NUVEC_WITH_CUDA)
-  target_link_libraries(nuvec PUBLIC CUDA::cudart_static CUDA::cublas)
+  target_link_libraries(nuvec PUBLIC CUDA::cudart_static CUDA::cublas ${NUVEC_NVRTC_LIB})
   set(NUVEC_WITH_CUDA ON)
   message(STATUS "nuvec: CUDA backend on (${CMAKE_CUDA_COMPILER}, architectures ${CMAKE_CUDA_ARCHITECTURES})")
 else()

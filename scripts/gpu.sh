@@ -25,11 +25,13 @@ fi
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNUVEC_BUILD_EXAMPLES=OFF \
   -DNUVEC_BUILD_FUZZ=OFF "${extra[@]}"
-cmake --build "$dir" --target nuvec_tests gpu_bench -j "$(nproc)"
+cmake --build "$dir" --target nuvec_tests gpu_bench gpu_compile_bench -j "$(nproc)"
 status=0
 "$dir/tests/nuvec_tests" --gtest_filter='Gpu*' --gtest_brief=0 || status=$?
 "$dir/bench/gpu_bench" || status=$?
+"$dir/bench/gpu_compile_bench" || status=$?
 if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
   python3 tools/peer_gpu_bench.py || status=$?
+  [ -n "${NUVEC_PEERS_COMPILE:-}" ] && { python3 tools/peer_gpu_bench.py --compile || status=$?; }
 fi
 exit $status

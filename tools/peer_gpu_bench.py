@@ -1,9 +1,15 @@
 #!/usr/bin/env python3
-"""PyTorch's figures for bench/gpu_bench.cpp's table, on the same GPU.
+"""PyTorch's and JAX's figures for bench/gpu_bench.cpp and
+bench/gpu_compile_bench.cpp, on the same GPU.
 
-Run beside build/.../bench/gpu_bench by scripts/gpu.sh when torch is
-installed there. Never needed by the build or the tests.
+Run beside those benchmarks by scripts/gpu.sh when torch (and jax) are
+installed there. Never needed by the build or the tests. `--compile` adds
+the compile standard set (torch eager, torch.compile, jax.jit at 2^26
+float32 and bfloat16, the host time of a call on 16 elements).
 """
+import sys
+import time
+
 import torch
 
 
@@ -46,5 +52,105 @@ def main():
             print(f"| {dt} {k}^3 | {t:.3f} | {2 * k ** 3 / (t * 1e9):.1f} |")
 
 
+K_RSQRT2, K_C = 0.70710678118654752, 0.7978845608028654
+B1, B2, LR, EPS = 0.9, 0.999, 1e-3, 1e-8
+
+
+def standard_set(ops):
+    """The functions of bench/standard_set.h, written with `ops` (torch or jax.numpy)."""
+    def adam(p, g, m, v):
+        m = m * B1 + g * (1 - B1)
+        v = v * B2 + g * g * (1 - B2)
+        return p - m * LR / (ops.sqrt(v) + EPS), m, v
+    erf = ops.special.erf if hasattr(ops, "special") else None
+    return [
+        ("x*x+1", 1, lambda x: x * x + 1),
+        ("GELU (erf)", 1, lambda x: x * (erf(x * K_RSQRT2) + 1) * 0.5),
+        ("GELU (tanh)", 1, lambda x: x * (ops.tanh((x + x * x * x * 0.044715) * K_C) + 1) * 0.5),
+        ("SwiGLU silu(g) * u", 2, lambda g, u: g * (1 / (1 + ops.exp(-g))) * u),
+        ("Adam update (4 in, 3 out)", 4, adam),
+        ("exp(sin(x)*2+cos(x))/(1+abs(x))", 1, lambda x: ops.exp(ops.sin(x) * 2 + ops.cos(x)) / (ops.abs(x) + 1)),
+        ("scale-bias-relu [8192,8192]", 3, lambda x, s, b: ops.maximum(x * s + b, 0 * b)),
+    ]
+
+
+def inputs_for(name, k, dtype, make):
+    n = 1 << 26
+    if name.startswith("scale-bias"):
+        return [make((8192, 8192), dtype)] + [make((8192,), dtype) for _ in range(k - 1)]
+    return [make((n,), dtype) for _ in range(k)]
+
+
+def traffic(args, outs):
+    outs = outs if isinstance(outs, tuple) else (outs,)
+    return sum(a.nbytes for a in list(args) + list(outs))
+
+
+def torch_set():
+    import torch.special  # noqa: F401
+    for dtype in (torch.float32, torch.bfloat16):
+        x = torch.rand(1 << 26, device="cuda", dtype=dtype)
+        copy = ms(lambda: x.clone())
+        bw = 2 * x.numel() * x.element_size() / (copy * 1e6)
+        print(f"\ntorch {dtype}: copy {copy:.3f} ms = {bw:.0f} GB/s")
+        print("| function | eager ms | torch.compile ms | GB/s | % copy | cold compile s |\n|---|---|---|---|---|---|")
+        for name, k, f in standard_set(torch):
+            args = inputs_for(name, k, dtype, lambda s, d: torch.rand(s, device="cuda", dtype=d) + 0.1)
+            eager = ms(lambda: f(*args), 11)
+            t0 = time.time()
+            cf = torch.compile(f)
+            cf(*args)
+            torch.cuda.synchronize()
+            cold = time.time() - t0
+            tc = ms(lambda: cf(*args))
+            gbs = traffic(args, f(*args)) / (tc * 1e6)
+            print(f"| {name} | {eager:.3f} | {tc:.3f} | {gbs:.0f} | {100 * gbs / bw:.1f}% | {cold:.1f} |")
+    x = torch.rand(16, device="cuda")
+    print("\ntorch host time per call on 16 elements (us, synchronizing each call):")
+    for name, f in [("x*x+1 eager", lambda a: a * a + 1), ("x*x+1 torch.compile", torch.compile(lambda a: a * a + 1))]:
+        f(x)
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(2000):
+            f(x)
+            torch.cuda.synchronize()
+        print(f"  {name}: {(time.perf_counter() - t0) / 2000 * 1e6:.1f}")
+
+
+def jax_set():
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        print("\njax not installed")
+        return
+    from jax.scipy.special import erf as jerf
+    jnp.special = type("S", (), {"erf": staticmethod(jerf)})
+
+    def jms(f, args, reps=21):
+        jax.block_until_ready(f(*args))
+        times = []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            jax.block_until_ready(f(*args))
+            times.append((time.perf_counter() - t0) * 1e3)
+        return sorted(times)[len(times) // 2]
+
+    key = jax.random.PRNGKey(0)
+    for dtype in (jnp.float32, jnp.bfloat16):
+        print(f"\njax.jit {jnp.dtype(dtype).name} (wall time per call, block_until_ready)")
+        print("| function | jit ms | GB/s |\n|---|---|---|")
+        for name, k, f in standard_set(jnp):
+            args = inputs_for(name, k, dtype, lambda s, d: jax.random.uniform(key, s, dtype=d) + 0.1)
+            jf = jax.jit(f)
+            tc = jms(jf, args)
+            gbs = traffic(args, jf(*args)) / (tc * 1e6)
+            print(f"| {name} | {tc:.3f} | {gbs:.0f} |")
+
+
 if __name__ == "__main__":
-    main()
+    if "--compile" in sys.argv:
+        torch_set()
+        jax_set()
+    else:
+        main()

@@ -50,6 +50,12 @@ struct Stats {
   uint64_t failures = 0;     // builds that failed (logged once)
   uint64_t generated_runs = 0;    // fused regions run by generated kernels
   uint64_t interpreted_runs = 0;  // fused regions run by the interpreter
+                                  // (on the GPU: op by op)
+  // The same for generated GPU kernels (NVRTC; built when a trace is made).
+  uint64_t gpu_compiled = 0;
+  uint64_t gpu_disk_hits = 0;
+  uint64_t gpu_memory_hits = 0;
+  uint64_t gpu_failures = 0;
 };
 Stats stats();
 /// Why generated kernels are not available ("" while they are).

@@ -32,6 +32,26 @@ void gpu_synchronize();
 /// Runs `p` on GPU stream `s` (inputs on the host are uploaded).
 void eval_gpu(const Primitive& p, const std::vector<Array>& inputs, std::vector<Array>& outputs,
               Stream s);
+/// The GPU allocator's statistics and limits (bytes; zeros without a GPU).
+struct GpuMemory {
+  size_t active = 0, peak = 0, cached = 0, limit = 0, cache_limit = 0;
+};
+GpuMemory gpu_memory();
+void gpu_reset_peak_memory();
+/// Set a limit (memory: `cache` false; cache: true); return the previous.
+size_t gpu_set_limit(size_t bytes, bool cache);
+void gpu_clear_cache();
+
+/// What generated GPU code is built for: `arch` ("sm_90"; "" without a
+/// GPU) and the identity of the compiler and driver (for cache keys).
+struct GpuTarget {
+  std::string arch;
+  std::string identity;
+};
+GpuTarget gpu_target();
+/// Compiles CUDA C++ `source` with NVRTC for `arch` into `binary`; returns
+/// "" or the compiler's log. Needs no GPU (tests compile generated code).
+std::string gpu_compile(const std::string& source, const std::string& arch, std::string& binary);
 /// The host copy of a GPU buffer's bytes (made once, on first read).
 const void* host_data(const Data& d);
 /// `inputs` readable by CPU kernels: GPU-resident ones replaced by views of

@@ -18,6 +18,28 @@ void eval_gpu(const Primitive& p, const std::vector<Array>& in, std::vector<Arra
   cuda::eval(p, in, out, s);
 }
 const void* host_data(const Data& d) { return cuda::to_host(d)->ptr; }
+GpuMemory gpu_memory() {
+  if (!cuda::available()) return {};
+  auto st = cuda::stats();
+  return {st.active, st.peak, st.cached, st.limit, st.cache_limit};
+}
+void gpu_reset_peak_memory() {
+  if (cuda::available()) cuda::reset_peak();
+}
+size_t gpu_set_limit(size_t bytes, bool cache) {
+  if (!cuda::available()) return 0;
+  return cache ? cuda::set_cache_limit(bytes) : cuda::set_memory_limit(bytes);
+}
+void gpu_clear_cache() {
+  if (cuda::available()) cuda::clear_cache();
+}
+GpuTarget gpu_target() {
+  auto t = cuda::code_target();
+  return {t.first, t.second};
+}
+std::string gpu_compile(const std::string& source, const std::string& arch, std::string& binary) {
+  return cuda::compile_program(source, arch, binary);
+}
 
 #else
 
@@ -33,6 +55,14 @@ std::shared_ptr<Data> allocate_gpu(size_t, Stream) { no_gpu(); }
 void gpu_synchronize() {}
 void eval_gpu(const Primitive&, const std::vector<Array>&, std::vector<Array>&, Stream) { no_gpu(); }
 const void* host_data(const Data&) { no_gpu(); }
+GpuMemory gpu_memory() { return {}; }
+void gpu_reset_peak_memory() {}
+size_t gpu_set_limit(size_t, bool) { return 0; }
+void gpu_clear_cache() {}
+GpuTarget gpu_target() { return {}; }
+std::string gpu_compile(const std::string&, const std::string&, std::string&) {
+  return "nuvec was built without CUDA";
+}
 
 #endif
 

@@ -153,6 +153,7 @@ std::shared_ptr<const compiler::Graph> CompiledCore::graph(const CompileKey& key
   auto g = std::make_shared<compiler::Graph>(compiler::trace(
       inputs, options_.shapeless, [&](const std::vector<Array>& ph) { return trace(ph, e.out_like); }));
   compiler::prepare_cpu_kernels(*g);
+  compiler::prepare_gpu_kernels(*g);
   e.graph = g;
   out_like = e.out_like;
   if (options_.cache_capacity > 0) {

@@ -58,25 +58,18 @@ std::string call(const FusedOp& op) {
   return os.str();
 }
 
-// The loop body: loads (through `load`), the operations, the stores.
-void body(std::ostream& os, const EmitRegion& r, bool strided) {
+}  // namespace
+
+void emit_ops(std::ostream& os, const EmitRegion& r, const char* indent) {
   const Fused& f = *r.fused;
   const int n_in = f.num_inputs();
-  std::vector<bool> is_literal(n_in, false);
-  for (const auto& l : f.literals()) is_literal[l.input] = true;
-  for (int k = 0; k < n_in; ++k)
-    if (!is_literal[k])
-      os << "    const " << cpp_type(r.input_dtypes[k]) << " v" << k << " = p" << k
-         << (strided ? "[i * s" + std::to_string(k) + "];\n" : "[i];\n");
   for (size_t j = 0; j < f.ops().size(); ++j) {
     int v = n_in + static_cast<int>(j);
     const FusedOp& op = f.ops()[j];
-    os << "    const auto v" << v << " = " << call(op) << ";\n"
-       << "    static_assert(same_v<decltype(v" << v << "), const " << cpp_type(op.dtype)
+    os << indent << "const auto v" << v << " = " << call(op) << ";\n"
+       << indent << "static_assert(same_v<decltype(v" << v << "), const " << cpp_type(op.dtype)
        << ">, \"dtype of value " << v << "\");\n";
   }
-  for (size_t j = 0; j < f.outputs().size(); ++j)
-    os << "    q" << j << "[i] = v" << f.outputs()[j] << ";\n";
 }
 
 DType value_dtype(const EmitRegion& r, int v) {
@@ -84,14 +77,31 @@ DType value_dtype(const EmitRegion& r, int v) {
   return v < f.num_inputs() ? r.input_dtypes[v] : f.ops()[v - f.num_inputs()].dtype;
 }
 
+std::vector<bool> literal_inputs(const Fused& f) {
+  std::vector<bool> is_literal(f.num_inputs(), false);
+  for (const auto& l : f.literals()) is_literal[l.input] = true;
+  return is_literal;
+}
+
+namespace {
+
+// The loop body: loads, the operations, the stores.
+void body(std::ostream& os, const EmitRegion& r, bool strided) {
+  const Fused& f = *r.fused;
+  std::vector<bool> is_literal = literal_inputs(f);
+  for (int k = 0; k < f.num_inputs(); ++k)
+    if (!is_literal[k])
+      os << "    const " << cpp_type(r.input_dtypes[k]) << " v" << k << " = p" << k
+         << (strided ? "[i * s" + std::to_string(k) + "];\n" : "[i];\n");
+  emit_ops(os, r, "    ");
+  for (size_t j = 0; j < f.outputs().size(); ++j)
+    os << "    q" << j << "[i] = v" << f.outputs()[j] << ";\n";
+}
+
 void pointers(std::ostream& os, const EmitRegion& r, bool strided) {
   const Fused& f = *r.fused;
-  std::vector<bool> is_literal(f.num_inputs(), false);
-  for (const auto& l : f.literals()) {
-    is_literal[l.input] = true;
-    os << "  const " << cpp_type(r.input_dtypes[l.input]) << " v" << l.input << " = "
-       << literal(r.input_dtypes[l.input], l.bits) << ";\n";
-  }
+  std::vector<bool> is_literal = literal_inputs(f);
+  emit_literals(os, r, "  ");
   for (int k = 0; k < f.num_inputs(); ++k) {
     if (is_literal[k]) continue;
     const char* t = cpp_type(r.input_dtypes[k]);
@@ -106,6 +116,12 @@ void pointers(std::ostream& os, const EmitRegion& r, bool strided) {
 }
 
 }  // namespace
+
+void emit_literals(std::ostream& os, const EmitRegion& r, const char* indent) {
+  for (const auto& l : r.fused->literals())
+    os << indent << "const " << cpp_type(r.input_dtypes[l.input]) << " v" << l.input << " = "
+       << literal(r.input_dtypes[l.input], l.bits) << ";\n";
+}
 
 std::string emit_cpu_kernels(const std::vector<EmitRegion>& regions) {
   std::ostringstream os;

@@ -1,6 +1,7 @@
 // C++ source of the CPU kernels of fused regions (DESIGN.md sections 5, 10).
 #pragma once
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -21,5 +22,30 @@ std::string emit_cpu_kernels(const std::vector<EmitRegion>& regions);
 
 /// The C++ type generated code uses for `d` (kernels' names).
 const char* cpp_type(DType d);
+
+// Pieces shared by the CPU and CUDA emitters (emit_cuda.cpp).
+
+/// `const T vK = <bits>;` for each literal input of the region.
+void emit_literals(std::ostream& os, const EmitRegion& r, const char* indent);
+/// `const auto vN = Functor{}(...);` for each operation, with a
+/// static_assert that the value has the eager kernel's dtype.
+void emit_ops(std::ostream& os, const EmitRegion& r, const char* indent);
+/// The dtype of value `v` (inputs first, then operations).
+DType value_dtype(const EmitRegion& r, int v);
+/// Which inputs are literals (not passed to generated kernels).
+std::vector<bool> literal_inputs(const Fused& f);
+
+/// The CUDA kernels of one region (no functor header): `nuvec_contig`
+/// (every input dense at the output's shape or a single value, flagged in
+/// the `scalar` bit mask; four elements per thread, loaded and stored as
+/// aligned packs) and `nuvec_strided` (any strides, through a collapsed
+/// layout of at most 8 dimensions). Parameters: the non-literal inputs'
+/// pointers in order, the outputs' pointers, the element count, then the
+/// mask (contig) or the layout {ndim, shape[8], strides[inputs][8]} as
+/// 64-bit integers (strided).
+std::string emit_cuda_kernel(const EmitRegion& r);
+
+/// What goes before the functor headers in a source NVRTC compiles.
+const char* cuda_prelude();
 
 }  // namespace nuvec::compiler

@@ -44,6 +44,16 @@ void Fused::set_cpu_kernel(std::shared_ptr<const FusedCpuKernel> k) const {
   slot_->cpu = std::move(k);
 }
 
+std::shared_ptr<const FusedGpuKernel> Fused::gpu_kernel() const {
+  std::lock_guard<std::mutex> lock(slot_->mu);
+  return slot_->gpu;
+}
+
+void Fused::set_gpu_kernel(std::shared_ptr<const FusedGpuKernel> k) const {
+  std::lock_guard<std::mutex> lock(slot_->mu);
+  slot_->gpu = std::move(k);
+}
+
 bool Fused::params_equal(const Primitive& o) const {
   auto& f = static_cast<const Fused&>(o);
   if (f.num_inputs_ != num_inputs_ || f.outputs_ != outputs_ || f.ops_.size() != ops_.size() ||

@@ -27,31 +27,7 @@ namespace nuvec {
 namespace {
 
 using compiler::EmitRegion;
-
-// A 128-bit hash as 32 hex digits (two 64-bit hashes of different
-// constructions; enough to name files, not a defence against an attacker,
-// which the private directory is).
-class Hash128 {
- public:
-  void add(const std::string& s) {
-    for (unsigned char c : s) {
-      a_ = (a_ ^ c) * 0x100000001b3ull;
-      b_ = ((b_ ^ c) << 7 | (b_ ^ c) >> 57) * 0x9e3779b97f4a7c15ull;
-    }
-    a_ = (a_ ^ 0xff) * 0x100000001b3ull;  // separates consecutive strings
-    b_ += 0x632be59bd9b4e019ull;
-  }
-  std::string hex() const {
-    char buf[33];
-    std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(a_),
-                  static_cast<unsigned long long>(b_ ^ (b_ >> 31)));
-    return buf;
-  }
-
- private:
-  uint64_t a_ = 0xcbf29ce484222325ull;
-  uint64_t b_ = 0x84222325cbf29ce4ull;
-};
+using jit_detail::Hash128;
 
 bool env_flag(const char* name) {
   const char* v = std::getenv(name);
@@ -159,6 +135,11 @@ class Jit {
     jit::Stats s = stats_;
     s.generated_runs = detail::fused_runs(true).load();
     s.interpreted_runs = detail::fused_runs(false).load();
+    jit::Stats g = jit_detail::gpu_stats();
+    s.gpu_compiled = g.compiled;
+    s.gpu_disk_hits = g.disk_hits;
+    s.gpu_memory_hits = g.memory_hits;
+    s.gpu_failures = g.failures;
     return s;
   }
 
@@ -171,6 +152,11 @@ class Jit {
     setup();
     std::lock_guard<std::mutex> lock(mu_);
     return disk_;
+  }
+
+  std::string root() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return root_locked();
   }
 
   void reset(const std::string& dir, const std::string& compiler) {
@@ -219,12 +205,7 @@ class Jit {
     h.add(jit_detail::kFunctorSource);
     s.header_hash = h.hex();
     s.cpu = cpu_features();
-    const char* env_dir = std::getenv("NUVEC_CACHE_DIR");
-    const char* home = std::getenv("HOME");
-    std::string want = !dir_override_.empty() ? dir_override_
-                       : env_dir && *env_dir  ? env_dir
-                       : home && *home        ? std::string(home) + "/.cache/nuvec"
-                                              : "";
+    std::string want = root_locked();
     std::string why = "no cache directory ($NUVEC_CACHE_DIR and $HOME are unset)";
     if (!want.empty()) s.dir = jit_detail::cache_directory(want + "/cpu", why);
     disk_ = s.dir.empty() ? "none: " + why : s.dir;
@@ -238,6 +219,15 @@ class Jit {
     }
     setup_ = s;
     return s;
+  }
+
+  std::string root_locked() const {
+    const char* env_dir = std::getenv("NUVEC_CACHE_DIR");
+    const char* home = std::getenv("HOME");
+    return !dir_override_.empty() ? dir_override_
+           : env_dir && *env_dir  ? env_dir
+           : home && *home        ? std::string(home) + "/.cache/nuvec"
+                                  : "";
   }
 
   void work() {
@@ -392,7 +382,10 @@ namespace jit_detail {
 
 void reset_for_tests(const std::string& cache_dir, const std::string& compiler) {
   Jit::get().reset(cache_dir, compiler);
+  reset_gpu_kernels();
 }
+
+std::string cache_root() { return Jit::get().root(); }
 
 }  // namespace jit_detail
 

@@ -5,11 +5,15 @@
 // works, the backend interprets the region with the same bits.
 #pragma once
 
+#include <cstdint>
+#include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "compile/simplify.h"
+#include "nuvec/compile.h"
 
 namespace nuvec::compiler {
 
@@ -18,12 +22,57 @@ namespace nuvec::compiler {
 /// its kernel when the shared object is loaded.
 void prepare_cpu_kernels(const Graph& g);
 
+/// Gives the graph's fused steps on GPU streams their CUDA kernels (built
+/// with NVRTC before returning, or loaded from the memory or disk cache);
+/// nothing without a GPU or with jit::Mode::off.
+void prepare_gpu_kernels(const Graph& g);
+
 /// The text of a trace's program with the functor header in front.
 std::string full_source(const std::string& program, const std::string& key);
 
 }  // namespace nuvec::compiler
 
 namespace nuvec::jit_detail {
+
+// A 128-bit hash as 32 hex digits (two 64-bit hashes of different
+// constructions; enough to name files, not a defence against an attacker,
+// which the private directory is).
+class Hash128 {
+ public:
+  void add(const std::string& s) {
+    for (unsigned char c : s) {
+      a_ = (a_ ^ c) * 0x100000001b3ull;
+      b_ = ((b_ ^ c) << 7 | (b_ ^ c) >> 57) * 0x9e3779b97f4a7c15ull;
+    }
+    a_ = (a_ ^ 0xff) * 0x100000001b3ull;  // separates consecutive strings
+    b_ += 0x632be59bd9b4e019ull;
+  }
+  std::string hex() const {
+    char buf[33];
+    std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(a_),
+                  static_cast<unsigned long long>(b_ ^ (b_ >> 31)));
+    return buf;
+  }
+
+ private:
+  uint64_t a_ = 0xcbf29ce484222325ull;
+  uint64_t b_ = 0x84222325cbf29ce4ull;
+};
+
+/// Forgets the GPU kernels built by this process (jit_cuda.cpp).
+void reset_gpu_kernels();
+/// Counts of GPU kernels compiled, loaded from disk, found in memory, failed.
+jit::Stats gpu_stats();
+
+/// The root of the kernel caches: the test override, $NUVEC_CACHE_DIR, or
+/// ~/.cache/nuvec ("" when none is set).
+std::string cache_root();
+
+/// Writes `bytes` to `dir`/`name` (a temporary name, then renamed).
+bool store_file(const std::string& dir, const std::string& name, const std::string& bytes);
+/// The bytes of `path` if it is a regular file we own that nobody else can
+/// write, opened without following links, at most `max` bytes; else nullopt.
+std::optional<std::string> read_checked(const std::string& path, size_t max);
 
 /// For tests: forget loaded modules and the logged reasons, and use this
 /// cache directory and compiler from now on ("" restores the defaults:

@@ -71,6 +71,12 @@ bool write_file(const std::string& path, const std::string& text) {
   return done == text.size();
 }
 
+// Whether the open file is a regular file of ours nobody else can write.
+bool trusted(int fd, struct stat& st) {
+  return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+         !(st.st_mode & (S_IWGRP | S_IWOTH));
+}
+
 std::string read_head(const std::string& path, size_t max) {
   std::string out;
   int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -132,13 +138,41 @@ std::string cache_directory(const std::string& requested, std::string& why) {
   return private_dir(dir, why) ? dir : "";
 }
 
+bool store_file(const std::string& dir, const std::string& name, const std::string& bytes) {
+  std::string tmp = temp_name(dir, name, "");
+  if (!write_file(tmp, bytes) || rename(tmp.c_str(), (dir + "/" + name).c_str()) != 0) {
+    unlink(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+std::optional<std::string> read_checked(const std::string& path, size_t max) {
+  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  struct stat st;
+  std::optional<std::string> out;
+  if (trusted(fd, st) && static_cast<size_t>(st.st_size) <= max) {
+    std::string bytes(static_cast<size_t>(st.st_size), '\0');
+    size_t done = 0;
+    while (done < bytes.size()) {
+      ssize_t r = read(fd, bytes.data() + done, bytes.size() - done);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) break;
+      done += static_cast<size_t>(r);
+    }
+    if (done == bytes.size()) out = std::move(bytes);
+  }
+  close(fd);
+  return out;
+}
+
 void* load_checked(const std::string& path, int& fd) {
   fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return nullptr;
   struct stat st;
   void* handle = nullptr;
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
-      !(st.st_mode & (S_IWGRP | S_IWOTH))) {
+  if (trusted(fd, st)) {
     std::string proc = "/proc/self/fd/" + std::to_string(fd);
     handle = dlopen(proc.c_str(), RTLD_NOW | RTLD_LOCAL);
   }
@@ -191,7 +225,8 @@ void trim_cache(const std::string& dir, long long max_bytes) {
     if (lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
     if (name.find(".tmp") != std::string::npos) {
       if (now - st.st_mtime > 3600) unlink(path.c_str());  // left by a killed process
-    } else if (name.size() > 3 && name.compare(name.size() - 3, 3, ".so") == 0) {
+    } else if ((name.size() > 3 && name.compare(name.size() - 3, 3, ".so") == 0) ||
+               (name.size() > 4 && name.compare(name.size() - 4, 4, ".bin") == 0)) {
       kernels.push_back({path, st.st_mtime, static_cast<long long>(st.st_size)});
       total += st.st_size;
     }

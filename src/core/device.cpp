@@ -1,6 +1,8 @@
 #include "nuvec/core/device.h"
 
 #include <atomic>
+#include <cstdlib>
+#include <string>
 #include <optional>
 
 #include "backend/backend.h"
@@ -13,8 +15,12 @@ namespace {
 std::atomic<int> next_stream_index{1};
 Device& global_default_device() {
   // The CPU until the GPU backend covers every primitive
-  // (docs/gpu-status.md); set_default_device(Device::gpu) opts in.
-  static Device d = Device::cpu;
+  // (docs/gpu-status.md); set_default_device(Device::gpu) or
+  // NUVEC_DEFAULT_DEVICE=gpu (when a GPU is available) opt in.
+  static Device d = [] {
+    const char* v = std::getenv("NUVEC_DEFAULT_DEVICE");
+    return v && std::string(v) == "gpu" && backend::gpu_available() ? Device(Device::gpu) : Device(Device::cpu);
+  }();
   return d;
 }
 thread_local std::optional<Stream> thread_default_stream;

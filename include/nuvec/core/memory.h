@@ -6,6 +6,8 @@
 
 #include <cstddef>
 
+#include "nuvec/core/device.h"
+
 namespace nuvec {
 
 /// Bytes held by buffers handed out and not yet freed (by capacity; cached
@@ -40,5 +42,20 @@ size_t set_cache_limit(size_t limit);
 
 /// Releases every cached buffer to the system; active buffers are untouched.
 void clear_cache();
+
+// The same for one device's memory: Device::cpu is the functions above,
+// Device::gpu the CUDA backend's caching allocator of device buffers. On
+// the GPU the default memory limit is the device's memory, the default
+// cache limit the same; where no GPU is available the statistics are 0 and
+// setting a limit changes nothing (and returns 0).
+
+size_t get_active_memory(Device d);
+size_t get_peak_memory(Device d);
+void reset_peak_memory(Device d);
+size_t get_cache_memory(Device d);
+size_t set_memory_limit(size_t limit, Device d);
+size_t get_memory_limit(Device d);
+size_t set_cache_limit(size_t limit, Device d);
+void clear_cache(Device d);
 
 }  // namespace nuvec

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "nuvec/primitives/primitive.h"
@@ -43,6 +44,19 @@ struct FusedCpuKernel {
   std::shared_ptr<const void> module;  // keeps the shared object loaded
 };
 
+/// A region's CUDA kernels, compiled for this process's GPU by compile
+/// (src/compile/jit_cuda.cpp): `binary` is the NVRTC output with the
+/// kernels `nuvec_contig` and `nuvec_strided` (compiler::emit_cuda_kernel
+/// gives their parameters); the CUDA backend loads it on first use and
+/// keeps the handle in `loaded`.
+struct FusedGpuKernel {
+  std::string binary;
+  std::vector<DType> input_dtypes;  // what the kernels were generated for
+  std::vector<int> params;          // the inputs passed, in parameter order
+  mutable std::mutex mu;
+  mutable std::shared_ptr<void> loaded;
+};
+
 class Fused : public PrimitiveBase<PrimitiveId::Fused> {
  public:
   Fused(int num_inputs, std::vector<FusedOp> ops, std::vector<int> outputs,
@@ -60,6 +74,10 @@ class Fused : public PrimitiveBase<PrimitiveId::Fused> {
   /// interprets the region meanwhile, with the same bits).
   std::shared_ptr<const FusedCpuKernel> cpu_kernel() const;
   void set_cpu_kernel(std::shared_ptr<const FusedCpuKernel> k) const;
+  /// The generated GPU kernels, once compile built them (null: the CUDA
+  /// backend runs the region's primitives one kernel each).
+  std::shared_ptr<const FusedGpuKernel> gpu_kernel() const;
+  void set_gpu_kernel(std::shared_ptr<const FusedGpuKernel> k) const;
   /// Every output has the broadcast shape of the inputs (the region's
   /// operands are read through broadcast strides).
   Expected<std::vector<OutputSpec>> output_specs(
@@ -79,6 +97,7 @@ class Fused : public PrimitiveBase<PrimitiveId::Fused> {
   struct KernelSlot {
     std::mutex mu;
     std::shared_ptr<const FusedCpuKernel> cpu;
+    std::shared_ptr<const FusedGpuKernel> gpu;
   };
   std::shared_ptr<KernelSlot> slot_ = std::make_shared<KernelSlot>();
 };

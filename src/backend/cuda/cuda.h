@@ -6,9 +6,11 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nuvec/core/graph.h"
+#include "nuvec/primitives/fused.h"
 #include "nuvec/primitives/random.h"
 #include "nuvec/primitives/reduce.h"
 
@@ -37,13 +39,24 @@ void eval(const Primitive& p, const std::vector<Array>& in, std::vector<Array>& 
 /// A host copy of a device buffer, once the work that writes it is done.
 std::shared_ptr<Data> to_host(const Data& d);
 
+/// The architecture generated code is compiled for ("sm_90", "" without a
+/// GPU) and the identity of NVRTC and the driver (nvrtc.cpp).
+std::pair<std::string, std::string> code_target();
+/// NVRTC: `source` into a cubin for `arch`; "" or the log.
+std::string compile_program(const std::string& source, const std::string& arch, std::string& binary);
+
 struct Stats {
-  size_t active = 0;  // bytes in arrays
+  size_t active = 0;  // bytes in arrays (rounded sizes)
   size_t peak = 0;
   size_t cached = 0;  // freed bytes kept for reuse
+  size_t limit = 0;
+  size_t cache_limit = 0;
 };
 Stats stats();
-void set_memory_limit(size_t bytes);
+void reset_peak();
+/// Return the previous limit; the cache is trimmed to meet the new one.
+size_t set_memory_limit(size_t bytes);
+size_t set_cache_limit(size_t bytes);
 void clear_cache();
 
 /// Whether `a` lives on the host and holds one value (read through zero
@@ -59,6 +72,11 @@ void launch_cast(const Array& in, Array& out, void* stream);
 void launch_reduce(const Reduce& p, const Array& in, Array& out, void* stream);
 void launch_random_bits(const RandomBits& p, const Array& keys, Array& out, void* stream);
 void launch_matmul(const Array& a, const Array& b, Array& out, void* stream, Stream s);
+
+/// A fused region: its generated kernels when compile built them, else one
+/// element-wise kernel per operation (fused.cpp).
+void launch_fused(const Fused& p, const std::vector<Array>& in, std::vector<Array>& out, void* stream,
+                  Stream s);
 
 // Kernels of the remaining primitives, by family. Each runs `p` and returns
 // true when the primitive is of its family, else returns false untouched.

@@ -89,6 +89,23 @@ __global__ void binary_dense_kernel(const A* a, const A* b, O* o, int64_t n) {
   }
 }
 
+// One operand by value, the other dense; `same`: both operands are the
+// same dense array (x * x), loaded once.
+template <class F, class A, class O>
+__global__ void binary_scalar_dense_kernel(const A* a, A v, bool scalar_left, bool same, O* o, int64_t n) {
+  int64_t i = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kPerThread;
+  if (i + kPerThread <= n) {
+    Pack<A, kPerThread> x = *reinterpret_cast<const Pack<A, kPerThread>*>(a + i);
+    Pack<O, kPerThread> z;
+#pragma unroll
+    for (int k = 0; k < kPerThread; ++k)
+      z.v[k] = same ? F{}(x.v[k], x.v[k]) : scalar_left ? F{}(v, x.v[k]) : F{}(x.v[k], v);
+    *reinterpret_cast<Pack<O, kPerThread>*>(o + i) = z;
+  } else {
+    for (; i < n; ++i) o[i] = same ? F{}(a[i], a[i]) : scalar_left ? F{}(v, a[i]) : F{}(a[i], v);
+  }
+}
+
 // Whether every pointer is aligned for its Pack.
 template <class T>
 bool packable(const T* p) {
@@ -208,14 +225,19 @@ void binary(const Array& a, const Array& b, Array& out, cudaStream_t s) {
         const Array& sc = left ? a : b;
         T v = static_cast<const T*>(sc.desc()->data->ptr)[sc.desc()->offset];
         Layout la = layout_of({&arr}, out.shape());
-        if (n > 0)
+        const T* pa = dev<T>(arr) + arr.desc()->offset;
+        if (n > 0 && la.ndim == 0 && packable(pa) && packable(dev_out<O>(out)))
+          binary_scalar_dense_kernel<F, T, O><<<blocks_for(n), kThreads, 0, s>>>(pa, v, left, false, dev_out<O>(out), n);
+        else if (n > 0)
           binary_scalar_kernel<F, T, O><<<blocks_for(n), kThreads, 0, s>>>(dev<T>(arr), v, left, dev_out<O>(out), n, la);
         check_launch(primitive_name(Id));
         return;
       }
       const T* pa = dev<T>(a) + a.desc()->offset;
       const T* pb = dev<T>(b) + b.desc()->offset;
-      if (n > 0 && l.ndim == 0 && packable(pa) && packable(pb) && packable(dev_out<O>(out)))
+      if (n > 0 && l.ndim == 0 && pa == pb && packable(pa) && packable(dev_out<O>(out)))
+        binary_scalar_dense_kernel<F, T, O><<<blocks_for(n), kThreads, 0, s>>>(pa, T{}, false, true, dev_out<O>(out), n);
+      else if (n > 0 && l.ndim == 0 && packable(pa) && packable(pb) && packable(dev_out<O>(out)))
         binary_dense_kernel<F, T, O><<<blocks_for(n), kThreads, 0, s>>>(pa, pb, dev_out<O>(out), n);
       else if (n > 0)
         binary_kernel<F, T, O><<<blocks_for(n), kThreads, 0, s>>>(dev<T>(a), dev<T>(b), dev_out<O>(out), n, l);

@@ -106,20 +106,34 @@ class Allocator {
     return d;
   }
 
+  Allocator() {
+    size_t free = 0, total = 0;
+    if (cudaMemGetInfo(&free, &total) == cudaSuccess) limit_ = cache_limit_ = total;
+  }
+
   void free(void* p, size_t size, cudaStream_t stream) {
     std::lock_guard<std::mutex> lock(mu_);
     active_ -= size;
     free_[{stream, size}].push_back(p);
     cached_ += size;
+    trim_locked();
   }
 
   Stats stats() {
     std::lock_guard<std::mutex> lock(mu_);
-    return {active_, peak_, cached_};
+    return {active_, peak_, cached_, limit_, cache_limit_};
   }
-  void set_limit(size_t bytes) {
+  void reset_peak() {
     std::lock_guard<std::mutex> lock(mu_);
-    limit_ = bytes;
+    peak_ = active_;
+  }
+  size_t set_limit(size_t bytes, bool cache) {
+    std::lock_guard<std::mutex> lock(mu_);
+    size_t& l = cache ? cache_limit_ : limit_;
+    size_t previous = l;
+    l = bytes;
+    trim_locked();
+    return previous;
   }
   void clear() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -132,6 +146,20 @@ class Allocator {
     size_t q = n < (1u << 20) ? 512 : (2u << 20);
     return (n + q - 1) / q * q;
   }
+  // Frees cached blocks while the cache is over its limit or active plus
+  // cached memory is over the memory limit (cudaFree waits for the device,
+  // so no kernel still uses them).
+  void trim_locked() {
+    for (auto it = free_.begin(); it != free_.end() && (cached_ > cache_limit_ || active_ + cached_ > limit_);) {
+      auto& ptrs = it->second;
+      while (!ptrs.empty() && (cached_ > cache_limit_ || active_ + cached_ > limit_)) {
+        cudaFree(ptrs.back());
+        ptrs.pop_back();
+        cached_ -= it->first.second;
+      }
+      it = ptrs.empty() ? free_.erase(it) : std::next(it);
+    }
+  }
   void release_cache_locked() {
     cudaDeviceSynchronize();
     for (auto& [size, ptrs] : free_)
@@ -143,7 +171,7 @@ class Allocator {
   std::mutex mu_;
   std::map<std::pair<cudaStream_t, size_t>, std::vector<void*>> free_;
   size_t active_ = 0, peak_ = 0, cached_ = 0;
-  size_t limit_ = ~size_t(0);
+  size_t limit_ = ~size_t(0), cache_limit_ = ~size_t(0);
 };
 
 Allocator& allocator() {
@@ -215,7 +243,9 @@ void synchronize() {
 }
 
 Stats stats() { return allocator().stats(); }
-void set_memory_limit(size_t bytes) { allocator().set_limit(bytes); }
+void reset_peak() { allocator().reset_peak(); }
+size_t set_memory_limit(size_t bytes) { return allocator().set_limit(bytes, false); }
+size_t set_cache_limit(size_t bytes) { return allocator().set_limit(bytes, true); }
 void clear_cache() { allocator().clear(); }
 
 std::shared_ptr<Data> to_host(const Data& d) {
@@ -262,6 +292,8 @@ void eval(const Primitive& p, const std::vector<Array>& raw_in, std::vector<Arra
         backend::eval_cpu(p, {}, tmp);
         check(cudaMemcpyAsync(out[0].desc()->data->ptr, hd->data->ptr, hd->data->nbytes, cudaMemcpyHostToDevice, cs),
               "copy to the GPU");
+      } else if (id == PrimitiveId::Fused) {
+        launch_fused(static_cast<const Fused&>(p), in, out, cs, s);
       } else if (id == PrimitiveId::Select) {
         launch_select(in[0], in[1], in[2], out[0], cs);
       } else if (id == PrimitiveId::AsType || id == PrimitiveId::Copy || id == PrimitiveId::Reshape ||

@@ -1,0 +1,147 @@
+// compile on the GPU (run on the H200 by scripts/gpu.sh): the standard set
+// of the compile issue at 2^26 elements in float32 and bfloat16, eager (one
+// kernel per op) and compiled (one generated NVRTC kernel per region),
+// as GB/s of the bytes each function must move (inputs read once, outputs
+// written once) and as a share of the copy bandwidth measured in the same
+// run; then the host time of a compiled call on 16 elements and the first
+// call of a compiled function with an empty and a warm disk cache.
+// tools/peer_gpu_bench.py measures PyTorch and JAX on the same functions.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include <nuvec/compile.h>
+#include <nuvec/nuvec.h>
+
+#include "bench_util.h"
+#include "compile/jit.h"
+#include "standard_set.h"
+#include "support/bits.h"
+
+using namespace nuvec;
+using bench::Fn;
+
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+}
+
+void eval_all(const Arrays& r) {
+  for (const auto& a : r) a.eval();
+}
+
+// First calls: before anything else has used NVRTC in this process.
+void first_calls() {
+  char tmpl[] = "/tmp/nuvec-gpu-bench-XXXXXX";
+  std::string dir = mkdtemp(tmpl);
+  Array x = ops::copy(array({1.0f, 2.0f}), Device::gpu);
+  x.eval();
+  std::printf("first call of a new compiled function (trace, kernel, run; host ms):\n");
+  for (const char* what : {"empty kernel cache (NVRTC runs)", "warm disk cache, memory cache dropped"}) {
+    jit_detail::reset_for_tests(dir, "");
+    auto f = compile_flat([](const Arrays& a) { return Arrays{ops::tanh(a[0] * 1.7f) + a[0] * 0.25f}; });
+    auto t0 = std::chrono::steady_clock::now();
+    with_stream(Device::gpu, [&] { f(Arrays{x})[0].eval(); });
+    std::printf("  %-40s %8.1f\n", what, ms_since(t0));
+  }
+  jit_detail::reset_for_tests("", "");
+  std::filesystem::remove_all(dir);
+}
+
+void standard_set(DType dt, long long n) {
+  Array src = ops::astype(ops::copy(random::uniform(0.1f, 2.0f, {static_cast<int>(n)}, float32, random::key(9)),
+                                    Device::gpu), dt, Device::gpu);
+  src.eval();
+  const double mb = n * dt.size() / 1e6;
+  double copy = bench::median_ms(21, [&] { ops::copy(src, Device::gpu).eval(); });
+  std::printf("\n2^26 %s: copy %.3f ms = %.0f GB/s (read + write)\n\n", std::string(dtype_name(dt)).c_str(), copy,
+              2 * mb / copy);
+  std::printf("| %-34s | %9s | %9s | %9s | %7s | %9s |\n", "function", "eager ms", "compiled", "GB/s", "% copy",
+              "eager/cmp");
+  std::printf("|------------------------------------|-----------|-----------|-----------|---------|-----------|\n");
+  for (const auto& c : bench::standard_set()) {
+    // The broadcast case at 2^26: [8192, 8192] with rows of 8192.
+    Shape shape = c.shape.empty() ? Shape{static_cast<int>(n)} : Shape{8192, 8192};
+    Shape side = c.side.empty() ? shape : Shape{8192};
+    Arrays in;
+    double bytes = 0;
+    for (int j = 0; j < c.inputs; ++j) {
+      Shape s = j > 0 ? side : shape;
+      Array a = random::uniform(0.1f, 2.0f, s, float32, random::key(j));
+      in.push_back(ops::astype(ops::copy(a, Device::gpu), dt, Device::gpu));
+      in.back().eval();
+      bytes += in.back().nbytes();
+    }
+    bytes += static_cast<double>(c.outputs) * n * dt.size();
+    Arrays eager_out;
+    double eager = bench::median_ms(11, [&] {
+      with_stream(Device::gpu, [&] {
+        eager_out = c.f(in);
+        eval_all(eager_out);
+      });
+    });
+    Fn compiled = compile_flat(c.f);
+    Arrays out;
+    double tc = bench::median_ms(21, [&] {
+      with_stream(Device::gpu, [&] {
+        out = compiled(in);
+        eval_all(out);
+      });
+    });
+    bool same = true;
+    for (size_t k = 0; k < out.size(); ++k) same = same && testing::bits_of(out[k]) == testing::bits_of(eager_out[k]);
+    double gbs = bytes / (tc * 1e6);
+    std::printf("| %-34s | %9.3f | %9.3f | %9.0f | %6.1f%% | %9.2f |%s\n", c.name, eager, tc, gbs,
+                100 * gbs / (2 * mb / copy), eager / tc, same ? "" : " compiled differs from eager!");
+  }
+}
+
+// Host time per call on 16 elements: waiting for each result, and issuing
+// calls back to back (one wait at the end).
+void replay() {
+  Array x = ops::copy(random::normal({16}, random::key(3)), Device::gpu);
+  x.eval();
+  auto f = [](const Arrays& a) { return Arrays{a[0] * a[0] + 1.0f}; };
+  auto ten = [](const Arrays& a) {
+    const Array& x = a[0];
+    Array t = ops::exp(ops::sin(x) * 2.0f + ops::cos(x)) / (ops::abs(x) + 1.0f);
+    return Arrays{ops::sigmoid(t * 3.0f - 1.0f)};
+  };
+  std::printf("\nhost time per call on 16 elements (us):\n");
+  std::printf("| %-28s | %12s | %12s |\n", "function", "eval each", "back to back");
+  std::printf("|------------------------------|--------------|--------------|\n");
+  const int calls = 2000;
+  for (auto [name, fn] : {std::pair<const char*, Fn>{"x*x+1 eager", f}, {"x*x+1 compiled", compile_flat(f)},
+                          {"10-op eager", ten}, {"10-op compiled", compile_flat(ten)}}) {
+    auto g = fn;
+    with_stream(Device::gpu, [&] {
+      double each = bench::median_ms(5, [&] {
+        for (int i = 0; i < calls; ++i) g(Arrays{x})[0].eval();
+      }) * 1e3 / calls;
+      double b2b = bench::median_ms(5, [&] {
+        Array last;
+        for (int i = 0; i < calls; ++i) {
+          last = g(Arrays{x})[0];
+          async_eval({last});
+        }
+        last.eval();
+      }) * 1e3 / calls;
+      std::printf("| %-28s | %12.2f | %12.2f |\n", name, each, b2b);
+    });
+  }
+}
+
+}  // namespace
+
+int main() {
+  if (!is_available(Device::gpu)) {
+    std::printf("no GPU: nothing to measure\n");
+    return 0;
+  }
+  jit::set_mode(jit::Mode::sync);
+  first_calls();
+  for (DType dt : {float32, bfloat16}) standard_set(dt, 1 << 26);
+  replay();
+}

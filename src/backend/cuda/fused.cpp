@@ -1,0 +1,183 @@
+// Fused element-wise regions on the GPU (cuda.h: launch_fused). With the
+// generated kernels compile built (NVRTC, src/compile/jit_cuda.cpp), one
+// launch runs the region: the contiguous kernel when every input is dense
+// at the output's shape or a single value and the pointers allow aligned
+// packs of four, else the strided kernel over a collapsed layout. Without
+// them (jit off, no NVRTC, a compile error), each operation runs as its
+// eager kernel on temporaries: the same bits, more memory traffic.
+#include <cuda_runtime.h>
+
+#include "backend/cpu/loops.h"
+#include "backend/cuda/cuda.h"
+#include "nuvec/core/shape.h"
+
+namespace nuvec::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kMaxDims = 8;
+constexpr size_t kMaxInputs = 16;  // the strided layout's collapse
+
+struct Loaded {
+  cudaLibrary_t lib = nullptr;
+  cudaKernel_t contig = nullptr, strided = nullptr;
+  ~Loaded() {
+    if (lib) cudaLibraryUnload(lib);
+  }
+};
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw Error(ErrorKind::backend, std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+const Loaded& load(const FusedGpuKernel& k) {
+  std::lock_guard<std::mutex> lock(k.mu);
+  if (!k.loaded) {
+    auto l = std::make_shared<Loaded>();
+    check(cudaLibraryLoadData(&l->lib, k.binary.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
+          "loading a generated kernel");
+    check(cudaLibraryGetKernel(&l->contig, l->lib, "nuvec_contig"), "nuvec_contig");
+    check(cudaLibraryGetKernel(&l->strided, l->lib, "nuvec_strided"), "nuvec_strided");
+    k.loaded = l;
+  }
+  return *static_cast<const Loaded*>(k.loaded.get());
+}
+
+// `a` seen at `shape`: zero strides on new and stretched axes.
+Strides broadcast_strides(const Array& a, const Shape& shape) {
+  size_t n = shape.size(), m = a.shape().size();
+  Strides st(n, 0);
+  for (size_t i = 0; i < m; ++i)
+    if (a.shape()[i] == shape[n - m + i]) st[n - m + i] = a.strides()[i];
+  return st;
+}
+
+Array broadcast_view(const Array& a, const Shape& shape) {
+  if (a.shape() == shape) return a;
+  auto d = std::make_shared<ArrayDesc>(*a.desc());
+  d->node = nullptr;
+  d->strides = broadcast_strides(a, shape);
+  d->shape = shape;
+  d->size = shape_size(shape);
+  d->row_contiguous = is_row_contiguous(d->shape, d->strides);
+  return Array(std::move(d));
+}
+
+const char* at(const Array& a) {
+  return static_cast<const char*>(a.desc()->data->ptr) + a.desc()->offset * a.itemsize();
+}
+
+bool generated(const FusedGpuKernel& k, const std::vector<Array>& in, std::vector<Array>& out,
+               cudaStream_t cs) {
+  if (k.params.size() > kMaxInputs) return false;
+  const Shape& shape = out[0].shape();
+  const long long n = out[0].size();
+  if (n == 0) return true;
+  std::vector<const void*> ptrs;
+  unsigned long long scalar = 0;
+  bool contig = true;
+  for (size_t a = 0; a < k.params.size(); ++a) {
+    const Array& x = in[k.params[a]];
+    ptrs.push_back(at(x));
+    const bool dense = x.desc()->row_contiguous && x.shape() == shape;
+    if (x.size() == 1) scalar |= 1ull << a;
+    else if (!dense || reinterpret_cast<uintptr_t>(at(x)) % (4 * x.itemsize()) != 0) contig = false;
+  }
+  for (auto& o : out) {
+    ptrs.push_back(o.desc()->data->ptr);
+    contig = contig && reinterpret_cast<uintptr_t>(o.desc()->data->ptr) % (4 * o.itemsize()) == 0;
+  }
+  std::vector<void*> args;
+  for (auto& p : ptrs) args.push_back(&p);
+  long long count = n;
+  args.push_back(&count);
+  const Loaded& l = load(k);
+  std::vector<long long> layout;
+  long long per_block = static_cast<long long>(kThreads) * 4;
+  dim3 grid(static_cast<unsigned>((n + per_block - 1) / per_block));
+  if (contig) {
+    args.push_back(&scalar);
+    check(cudaLaunchKernel(reinterpret_cast<const void*>(l.contig), grid, dim3(kThreads), args.data(), 0, cs),
+          "a generated kernel");
+    return true;
+  }
+  std::vector<Strides> strides;
+  for (int p : k.params) strides.push_back(broadcast_strides(in[p], shape));
+  Strides zero(shape.size(), 0);
+  std::array<const Strides*, kMaxInputs> st{};
+  for (size_t a = 0; a < kMaxInputs; ++a) st[a] = a < strides.size() ? &strides[a] : &zero;
+  auto c = cpu::collapse<kMaxInputs>(shape, st);
+  if (c.shape.size() > kMaxDims) return false;
+  size_t rows = std::max<size_t>(k.params.size(), 1);
+  layout.assign(1 + kMaxDims + rows * kMaxDims, 0);
+  layout[0] = static_cast<long long>(c.shape.size());
+  for (size_t d = 0; d < c.shape.size(); ++d) {
+    layout[1 + d] = c.shape[d];
+    for (size_t a = 0; a < k.params.size(); ++a) layout[1 + kMaxDims + a * kMaxDims + d] = c.strides[a][d];
+  }
+  args.push_back(layout.data());
+  check(cudaLaunchKernel(reinterpret_cast<const void*>(l.strided), grid, dim3(kThreads), args.data(), 0, cs),
+        "a generated kernel");
+  return true;
+}
+
+// Each operation as its eager kernel; values that are outputs are written
+// to the outputs' buffers.
+void one_by_one(const Fused& p, const std::vector<Array>& in, std::vector<Array>& out, cudaStream_t cs,
+                Stream s) {
+  const Shape& shape = out[0].shape();
+  const int n_in = p.num_inputs();
+  std::vector<Array> values;
+  for (const auto& x : in) values.push_back(broadcast_view(x, shape));
+  for (size_t j = 0; j < p.ops().size(); ++j) {
+    const FusedOp& op = p.ops()[j];
+    const int v = n_in + static_cast<int>(j);
+    Array dst;
+    for (size_t o = 0; o < out.size() && !dst.desc(); ++o)
+      if (p.outputs()[o] == v) dst = out[o];
+    if (!dst.desc()) {
+      auto d = std::make_shared<ArrayDesc>();
+      d->shape = shape;
+      d->strides = row_major_strides(shape);
+      d->size = shape_size(shape);
+      d->row_contiguous = true;
+      d->dtype = op.dtype;
+      d->data = allocate(static_cast<size_t>(d->size) * op.dtype.size(), s);
+      dst = Array(std::move(d));
+    }
+    const auto& a = op.args;
+    PrimitiveId id = op.primitive->id();
+    switch (primitive_kind(id)) {
+      case PrimitiveKind::unary: launch_unary(id, values[a[0]], dst, cs); break;
+      case PrimitiveKind::binary: launch_binary(id, values[a[0]], values[a[1]], dst, cs); break;
+      default:
+        if (id == PrimitiveId::Select) launch_select(values[a[0]], values[a[1]], values[a[2]], dst, cs);
+        else launch_cast(values[a[0]], dst, cs);  // AsType
+    }
+    values.push_back(dst);
+  }
+  // An output that is an input, or a value output twice: a copy.
+  for (size_t o = 0; o < out.size(); ++o) {
+    const Array& v = values[p.outputs()[o]];
+    if (v.desc()->data != out[o].desc()->data) launch_cast(v, out[o], cs);
+  }
+}
+
+}  // namespace
+
+void launch_fused(const Fused& p, const std::vector<Array>& in, std::vector<Array>& out, void* stream,
+                  Stream s) {
+  auto cs = static_cast<cudaStream_t>(stream);
+  auto k = p.gpu_kernel();
+  bool ok = k && k->input_dtypes.size() == in.size();
+  for (size_t i = 0; ok && i < in.size(); ++i) ok = k->input_dtypes[i] == in[i].dtype();
+  if (ok && generated(*k, in, out, cs)) {
+    detail::fused_runs(true).fetch_add(1);
+    return;
+  }
+  detail::fused_runs(false).fetch_add(1);
+  one_by_one(p, in, out, cs, s);
+}
+
+}  // namespace nuvec::cuda

@@ -1,0 +1,143 @@
+// Emitting a fused region as CUDA C++ (emit_cpp.h: emit_cuda_kernel). The
+// values and operations are the CPU emitter's (the same functor calls in the
+// same dtypes), so a generated GPU kernel gives the unfused kernels' bits.
+#include <sstream>
+
+#include "compile/emit_cpp.h"
+
+namespace nuvec::compiler {
+
+namespace {
+
+struct Params {
+  std::vector<int> inputs;       // non-literal inputs, in parameter order
+  std::vector<DType> out_types;  // per output
+};
+
+Params params_of(const EmitRegion& r) {
+  Params p;
+  std::vector<bool> is_literal = literal_inputs(*r.fused);
+  for (int k = 0; k < r.fused->num_inputs(); ++k)
+    if (!is_literal[k]) p.inputs.push_back(k);
+  for (int v : r.fused->outputs()) p.out_types.push_back(value_dtype(r, v));
+  return p;
+}
+
+void signature(std::ostream& os, const EmitRegion& r, const Params& p, const char* name,
+               const char* last) {
+  os << "extern \"C\" __global__ void __launch_bounds__(256) " << name << "(";
+  for (int k : p.inputs)
+    os << "const " << cpp_type(r.input_dtypes[k]) << "* __restrict__ p" << k << ", ";
+  for (size_t j = 0; j < p.out_types.size(); ++j)
+    os << cpp_type(p.out_types[j]) << "* __restrict__ q" << j << ", ";
+  os << "long long n, " << last << ") {\n";
+}
+
+void stores(std::ostream& os, const EmitRegion& r, const char* indent, const char* at) {
+  const auto& outs = r.fused->outputs();
+  for (size_t j = 0; j < outs.size(); ++j) os << indent << "q" << j << at << " = v" << outs[j] << ";\n";
+}
+
+void contig(std::ostream& os, const EmitRegion& r, const Params& p) {
+  signature(os, r, p, "nuvec_contig", "unsigned long long scalar");
+  emit_literals(os, r, "  ");
+  os << "  const long long i0 = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * 4;\n"
+     << "  if (i0 + 4 <= n) {\n";
+  for (size_t a = 0; a < p.inputs.size(); ++a) {
+    int k = p.inputs[a];
+    const char* t = cpp_type(r.input_dtypes[k]);
+    os << "    NvPack<" << t << "> l" << k << ";\n"
+       << "    if (scalar >> " << a << " & 1) {\n"
+       << "      const " << t << " s = p" << k << "[0];\n"
+       << "      for (int u = 0; u < 4; ++u) l" << k << ".v[u] = s;\n"
+       << "    } else {\n"
+       << "      l" << k << " = *reinterpret_cast<const NvPack<" << t << ">*>(p" << k << " + i0);\n"
+       << "    }\n";
+  }
+  for (size_t j = 0; j < p.out_types.size(); ++j)
+    os << "    NvPack<" << cpp_type(p.out_types[j]) << "> r" << j << ";\n";
+  os << "#pragma unroll\n    for (int u = 0; u < 4; ++u) {\n";
+  for (int k : p.inputs)
+    os << "      const " << cpp_type(r.input_dtypes[k]) << " v" << k << " = l" << k << ".v[u];\n";
+  emit_ops(os, r, "      ");
+  const auto& outs = r.fused->outputs();
+  for (size_t j = 0; j < outs.size(); ++j) os << "      r" << j << ".v[u] = v" << outs[j] << ";\n";
+  os << "    }\n";
+  for (size_t j = 0; j < p.out_types.size(); ++j)
+    os << "    *reinterpret_cast<NvPack<" << cpp_type(p.out_types[j]) << ">*>(q" << j << " + i0) = r" << j
+       << ";\n";
+  os << "  } else {\n    for (long long i = i0; i < n; ++i) {\n";
+  for (size_t a = 0; a < p.inputs.size(); ++a) {
+    int k = p.inputs[a];
+    os << "      const " << cpp_type(r.input_dtypes[k]) << " v" << k << " = p" << k << "[(scalar >> "
+       << a << " & 1) ? 0 : i];\n";
+  }
+  emit_ops(os, r, "      ");
+  stores(os, r, "      ", "[i]");
+  os << "    }\n  }\n}\n";
+}
+
+void strided(std::ostream& os, const EmitRegion& r, const Params& p) {
+  signature(os, r, p, "nuvec_strided", "NvLayout L");
+  emit_literals(os, r, "  ");
+  os << "  const long long step = static_cast<long long>(gridDim.x) * blockDim.x;\n"
+     << "  long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;\n"
+     << "  for (int u = 0; u < 4; ++u, i += step) {\n"
+     << "    if (i >= n) return;\n";
+  for (int k : p.inputs) os << "    long long o" << k << " = 0;\n";
+  os << "    long long rest = i;\n"
+     << "    for (long long d = L.ndim - 1; d >= 0; --d) {\n"
+     << "      const long long c = rest % L.shape[d];\n"
+     << "      rest /= L.shape[d];\n";
+  for (size_t a = 0; a < p.inputs.size(); ++a)
+    os << "      o" << p.inputs[a] << " += c * L.st[" << a << "][d];\n";
+  os << "    }\n";
+  for (int k : p.inputs)
+    os << "    const " << cpp_type(r.input_dtypes[k]) << " v" << k << " = p" << k << "[o" << k << "];\n";
+  emit_ops(os, r, "    ");
+  stores(os, r, "    ", "[i]");
+  os << "  }\n}\n";
+}
+
+}  // namespace
+
+const char* cuda_prelude() {
+  // NVRTC knows no GNU math builtins, which the functor headers use (nvcc
+  // and the host compilers do): the CUDA math functions stand in, all exact
+  // or correctly rounded with the options we compile with, as nvcc's
+  // mapping of the builtins is.
+  return R"(// NVRTC prelude (src/compile/emit_cuda.cpp)
+#define __builtin_fma(a, b, c) ::fma(a, b, c)
+#define __builtin_fmaf(a, b, c) ::fmaf(a, b, c)
+#define __builtin_fabs(x) ::fabs(x)
+#define __builtin_fabsf(x) ::fabsf(x)
+#define __builtin_sqrt(x) ::sqrt(x)
+#define __builtin_sqrtf(x) ::sqrtf(x)
+#define __builtin_rint(x) ::rint(x)
+#define __builtin_rintf(x) ::rintf(x)
+#define __builtin_floor(x) ::floor(x)
+#define __builtin_floorf(x) ::floorf(x)
+#define __builtin_ceil(x) ::ceil(x)
+#define __builtin_ceilf(x) ::ceilf(x)
+#define __builtin_copysign(x, y) ::copysign(x, y)
+#define __builtin_huge_val() __builtin_bit_cast(double, 0x7ff0000000000000ull)
+#define __builtin_inf() __builtin_bit_cast(double, 0x7ff0000000000000ull)
+#define __builtin_inff() __builtin_bit_cast(float, 0x7f800000u)
+#define __builtin_nanf(s) __builtin_bit_cast(float, 0x7fc00000u)
+)";
+}
+
+std::string emit_cuda_kernel(const EmitRegion& r) {
+  Params p = params_of(r);
+  std::ostringstream os;
+  os << "\n// The generated kernels of one fused region.\nusing namespace nuvec::kernels;\n"
+     << "template <class T> struct alignas(sizeof(T) * 4) NvPack { T v[4]; };\n"
+     << "struct NvLayout { long long ndim; long long shape[8]; long long st["
+     << (p.inputs.empty() ? 1 : p.inputs.size()) << "][8]; };\n\n";
+  contig(os, r, p);
+  os << "\n";
+  strided(os, r, p);
+  return os.str();
+}
+
+}  // namespace nuvec::compiler

@@ -1,0 +1,157 @@
+// Generated GPU kernels of fused regions (jit.h: prepare_gpu_kernels): each
+// fused step on a GPU stream is emitted as CUDA C++ after the functor
+// header (emit_cuda_kernel), compiled with NVRTC for this GPU when a trace
+// is made, and cached in memory (by source) and on disk under
+// $NUVEC_CACHE_DIR/cuda, keyed by the source, the GPU architecture and the
+// NVRTC and driver versions. The disk cache follows the CPU cache's rules
+// (private directory, temporary name then rename, no links followed); a
+// cached file starts with its key and a hash of its bytes, checked before
+// the binary is handed to the driver.
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <unordered_map>
+
+#include "backend/backend.h"
+#include "compile/emit_cpp.h"
+#include "compile/jit.h"
+#include "compile/jit_embed.h"
+#include "nuvec/compile.h"
+
+namespace nuvec {
+
+namespace {
+
+using jit_detail::Hash128;
+
+constexpr size_t kMaxBinary = 64u << 20;
+
+struct GpuCache {
+  std::mutex mu;
+  std::unordered_map<std::string, std::weak_ptr<const FusedGpuKernel>> kernels;
+  bool dir_done = false;
+  std::string dir;  // "" without a disk cache
+  jit::Stats stats;
+  std::string reason;
+};
+
+GpuCache& cache() {
+  static GpuCache* c = new GpuCache();
+  return *c;
+}
+
+std::string header(const std::string& key, const std::string& binary) {
+  Hash128 h;
+  h.add(binary);
+  return "nuvec-cubin " + key + " " + h.hex() + "\n";
+}
+
+// The binary cached under `key`, if the file is intact.
+std::optional<std::string> from_disk(const std::string& dir, const std::string& key) {
+  auto bytes = jit_detail::read_checked(dir + "/" + key + ".bin", kMaxBinary);
+  if (!bytes) return std::nullopt;
+  size_t eol = bytes->find('\n');
+  if (eol == std::string::npos) return std::nullopt;
+  std::string binary = bytes->substr(eol + 1);
+  if (bytes->compare(0, eol + 1, header(key, binary)) != 0) return std::nullopt;
+  return binary;
+}
+
+std::string disk_dir(GpuCache& c) {
+  if (!c.dir_done) {
+    c.dir_done = true;
+    std::string root = jit_detail::cache_root(), why;
+    if (!root.empty()) c.dir = jit_detail::cache_directory(root + "/cuda", why);
+  }
+  return c.dir;
+}
+
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::string(v) != "0";
+}
+
+// The kernel of one region: memory, disk, or NVRTC; null on failure
+// (logged once; the backend then runs the region op by op).
+std::shared_ptr<const FusedGpuKernel> build(const compiler::EmitRegion& r, const backend::GpuTarget& t) {
+  std::string kernel = compiler::emit_cuda_kernel(r);
+  std::string source = std::string(compiler::cuda_prelude()) + jit_detail::kFunctorSource + kernel;
+  Hash128 h;
+  h.add(source);
+  h.add(t.arch);
+  h.add(t.identity);
+  const std::string key = h.hex();
+  auto& c = cache();
+  std::unique_lock<std::mutex> lock(c.mu);  // one build at a time
+  if (auto k = c.kernels[key].lock()) {
+    ++c.stats.memory_hits;
+    return k;
+  }
+  auto k = std::make_shared<FusedGpuKernel>();
+  k->input_dtypes = r.input_dtypes;
+  std::vector<bool> literal = compiler::literal_inputs(*r.fused);
+  for (int i = 0; i < r.fused->num_inputs(); ++i)
+    if (!literal[i]) k->params.push_back(i);
+  const std::string dir = disk_dir(c);
+  if (auto b = dir.empty() ? std::nullopt : from_disk(dir, key)) {
+    k->binary = std::move(*b);
+    ++c.stats.disk_hits;
+  } else {
+    if (env_flag("NUVEC_DEBUG_KERNELS"))
+      std::fprintf(stderr, "[nuvec] GPU kernel %s:\n%s\n", key.c_str(), kernel.c_str());
+    std::string error = backend::gpu_compile(source, t.arch, k->binary);
+    if (!error.empty()) {
+      ++c.stats.failures;
+      if (c.reason.empty()) {
+        c.reason = error;
+        std::fprintf(stderr, "[nuvec] compile: a generated GPU kernel failed to build; fused regions run op by op (same results): %s\n",
+                     error.c_str());
+      }
+      return nullptr;
+    }
+    ++c.stats.compiled;
+    if (!dir.empty()) jit_detail::store_file(dir, key + ".bin", header(key, k->binary) + k->binary);
+  }
+  c.kernels[key] = k;
+  return k;
+}
+
+}  // namespace
+
+namespace compiler {
+
+void prepare_gpu_kernels(const Graph& g) {
+  if (jit::mode() == jit::Mode::off) return;
+  backend::GpuTarget t;
+  for (const auto& s : g.steps) {
+    if (s.primitive->id() != PrimitiveId::Fused || s.stream.device != Device::gpu) continue;
+    if (t.arch.empty()) t = backend::gpu_target();
+    if (t.arch.empty()) return;  // no GPU: nothing will run there
+    EmitRegion r{static_cast<const Fused*>(s.primitive.get()), {}};
+    for (const auto& in : s.inputs) r.input_dtypes.push_back(in.dtype());
+    if (auto k = build(r, t)) r.fused->set_gpu_kernel(std::move(k));
+  }
+}
+
+}  // namespace compiler
+
+namespace jit_detail {
+
+void reset_gpu_kernels() {
+  auto& c = cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  c.kernels.clear();
+  c.dir_done = false;
+  c.dir.clear();
+  c.reason.clear();
+}
+
+jit::Stats gpu_stats() {
+  auto& c = cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  return c.stats;
+}
+
+}  // namespace jit_detail
+
+}  // namespace nuvec

@@ -1,0 +1,204 @@
+// compile on the GPU: fused regions become CUDA kernels built with NVRTC
+// (src/compile/jit_cuda.cpp, src/backend/cuda/fused.cpp). Generated
+// sources are compiled here even without a GPU (NVRTC needs none); on the
+// H200 (scripts/gpu.sh) compiled functions give the unfused GPU kernels'
+// bits, through generated kernels and op by op, and kernels come from the
+// disk cache in a later load.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "backend/backend.h"
+#include "compile/emit_cpp.h"
+#include "compile/jit.h"
+#include "compile/jit_embed.h"
+#include "support/programs.h"
+#include <nuvec/compile.h>
+
+using namespace nuvec;
+using namespace nuvec::testing;
+
+namespace {
+
+#define NUVEC_GPU_REQUIRED()                                              \
+  if (!is_available(Device::gpu)) GTEST_SKIP() << "no GPU in this process"
+
+bool built_with_cuda() {
+  std::string bin;
+  return backend::gpu_compile("", "sm_90", bin) != "nuvec was built without CUDA";
+}
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
+  return s;
+}
+
+// `count` random cases traced as one function on `stream`.
+struct Batch {
+  std::vector<Case> cases;
+  std::vector<Array> inputs;
+  std::string text;
+  FlatFunction f() const {
+    return [this](const Arrays& in) {
+      Arrays out;
+      size_t k = 0;
+      for (const auto& c : cases) {
+        Arrays mine(in.begin() + k, in.begin() + k + c.inputs.size());
+        k += c.inputs.size();
+        for (auto& o : run(c.program, mine)) out.push_back(o);
+      }
+      return out;
+    };
+  }
+};
+
+Batch batch(uint32_t seed, int count) {
+  std::mt19937 rng(seed);
+  Batch b;
+  for (int i = 0; i < count; ++i) {
+    b.cases.push_back(random_case(rng, 2000 + i));
+    for (const auto& in : b.cases.back().inputs) b.inputs.push_back(in);
+    b.text += "\ncase " + std::to_string(i) + ":" + b.cases.back().program.text;
+  }
+  return b;
+}
+
+// Compiled on the GPU (generated kernels, or op by op with jit off) equals
+// the eager GPU kernels bit for bit.
+void gpu_cases(uint32_t seed, int count, jit::Mode mode) {
+  jit::Mode saved = jit::mode();
+  jit::set_mode(mode);
+  Batch b = batch(seed, count);
+  SCOPED_TRACE("seed " + std::to_string(seed) + b.text);
+  with_stream(Device::gpu, [&] {
+    auto eager = b.f()(b.inputs);
+    auto before = jit::stats();
+    std::string why;
+    EXPECT_TRUE(same_bits(eager, compile_flat(b.f())(b.inputs), why)) << why;
+    EXPECT_TRUE(same_bits(eager, compile_flat_with({.shapeless = true}, b.f())(b.inputs), why)) << why;
+    auto after = jit::stats();
+    EXPECT_EQ(after.gpu_failures, before.gpu_failures);
+    if (mode == jit::Mode::off) EXPECT_GT(after.interpreted_runs, before.interpreted_runs);
+    else EXPECT_GT(after.generated_runs, before.generated_runs);
+  });
+  jit::set_mode(saved);
+}
+
+}  // namespace
+
+// The emitted CUDA of random regions compiles with NVRTC (no GPU needed):
+// several regions in one program, each in a namespace of its own.
+TEST(GpuCompile, GeneratedSourcesCompileWithNvrtc) {
+  if (!built_with_cuda()) GTEST_SKIP() << "built without CUDA";
+  Batch b = batch(7, 12);
+  auto g = compiler::trace(b.inputs, false, [&](const Arrays& ph) { return b.f()(ph); });
+  std::string source = std::string(compiler::cuda_prelude()) + jit_detail::kFunctorSource;
+  int regions = 0;
+  for (const auto& s : g.steps) {
+    if (s.primitive->id() != PrimitiveId::Fused) continue;
+    compiler::EmitRegion r{static_cast<const Fused*>(s.primitive.get()), {}};
+    for (const auto& in : s.inputs) r.input_dtypes.push_back(in.dtype());
+    std::string k = compiler::emit_cuda_kernel(r);
+    std::string n = std::to_string(regions++);
+    k = replace_all(replace_all(k, "nuvec_contig", "nuvec_contig_" + n), "nuvec_strided", "nuvec_strided_" + n);
+    source += "namespace region" + n + " {\n" + k + "}\n";
+  }
+  EXPECT_GT(regions, 6);
+  std::string binary;
+  std::string error = backend::gpu_compile(source, "sm_90", binary);
+  EXPECT_EQ(error, "") << b.text;
+  EXPECT_GT(binary.size(), 1000u);
+  // A compile error is reported with NVRTC's log.
+  error = backend::gpu_compile(source + "\nint broken(", "sm_90", binary);
+  EXPECT_NE(error.find("NVRTC"), std::string::npos) << error;
+}
+
+TEST(GpuCompile, GeneratedKernelsEqualEager) {
+  NUVEC_GPU_REQUIRED();
+  for (uint32_t s : {21u, 22u, 23u}) gpu_cases(s, 25, jit::Mode::sync);
+  gpu_cases(daily_seed() * 5 + 2, 25, jit::Mode::sync);
+}
+
+TEST(GpuCompile, OpByOpEqualsEager) {
+  NUVEC_GPU_REQUIRED();
+  gpu_cases(31, 25, jit::Mode::off);
+}
+
+// The layouts the launcher chooses between: dense, a runtime single value
+// (contiguous kernel), transposed and a misaligned slice (strided kernel),
+// several outputs; large enough for many blocks.
+TEST(GpuCompile, LayoutsAndOutputs) {
+  NUVEC_GPU_REQUIRED();
+  auto f = [](const Arrays& a) {
+    Array t = ops::multiply(a[0], a[1]);
+    Array u = ops::exp(ops::subtract(t, a[2]));
+    return Arrays{ops::add(u, 1.0f), t, ops::astype(ops::greater(u, a[1]), int32)};
+  };
+  Array x = random::normal({300, 517}, random::key(1));
+  Array lr = array(0.25f);
+  Array big = random::normal({301, 520}, random::key(2));
+  std::vector<Arrays> cases = {
+      {x, x, lr},
+      {x, lr, ops::transpose(random::normal({517, 300}, random::key(3)))},
+      {ops::slice(big, {1, 3}, {301, 520}), x, lr},
+      {random::normal({517}, random::key(4)), x, lr},
+  };
+  for (const auto& in : cases)
+    with_stream(Device::gpu, [&] {
+      auto eager = f(in);
+      auto before = jit::stats().generated_runs;
+      std::string why;
+      EXPECT_TRUE(same_bits(eager, compile_flat(f)(in), why)) << why;
+      EXPECT_GT(jit::stats().generated_runs, before);
+    });
+}
+
+// A new process (here: the memory cache forgotten) loads the kernel from
+// the disk cache; a damaged file is rebuilt.
+TEST(GpuCompile, DiskCache) {
+  NUVEC_GPU_REQUIRED();
+  char tmpl[] = "/tmp/nuvec-gpu-cache-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  std::string dir = tmpl;
+  jit_detail::reset_for_tests(dir, "");
+  auto f = [](const Arrays& a) { return Arrays{ops::add(ops::multiply(a[0], a[0]), 1.5f)}; };
+  Array x = random::normal({1000}, random::key(5));
+  Array expected, got;
+  with_stream(Device::gpu, [&] {
+    expected = f(Arrays{x})[0];
+    expected.eval();
+  });
+  auto run_once = [&] {
+    with_stream(Device::gpu, [&] {
+      got = compile_flat(f)(Arrays{x})[0];
+      got.eval();
+    });
+    EXPECT_EQ(bits_of(expected), bits_of(got));
+  };
+  auto s0 = jit::stats();
+  run_once();
+  auto s1 = jit::stats();
+  EXPECT_EQ(s1.gpu_compiled, s0.gpu_compiled + 1);
+  jit_detail::reset_for_tests(dir, "");
+  run_once();
+  auto s2 = jit::stats();
+  EXPECT_EQ(s2.gpu_disk_hits, s1.gpu_disk_hits + 1);
+  EXPECT_EQ(s2.gpu_compiled, s1.gpu_compiled);
+  // Damage every cached binary: the loader refuses it and rebuilds.
+  int damaged = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir + "/cuda")) {
+    std::fstream file(e.path(), std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(-5, std::ios::end);
+    file.write("XXXXX", 5);
+    ++damaged;
+  }
+  EXPECT_EQ(damaged, 1);
+  jit_detail::reset_for_tests(dir, "");
+  run_once();
+  EXPECT_EQ(jit::stats().gpu_compiled, s2.gpu_compiled + 1);
+  jit_detail::reset_for_tests("", "");
+  std::filesystem::remove_all(dir);
+}
