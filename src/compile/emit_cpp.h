@@ -35,15 +35,26 @@ DType value_dtype(const EmitRegion& r, int v);
 /// Which inputs are literals (not passed to generated kernels).
 std::vector<bool> literal_inputs(const Fused& f);
 
-/// The CUDA kernels of one region (no functor header): `nuvec_contig`
-/// (every input dense at the output's shape or a single value, flagged in
-/// the `scalar` bit mask; four elements per thread, loaded and stored as
-/// aligned packs) and `nuvec_strided` (any strides, through a collapsed
+/// The CUDA kernels of region `index` of a trace, in a namespace of their
+/// own (no functor header): `nuvec_contig_<index>` (each input dense at the
+/// output's shape, a single value, or a dense row repeated over the leading
+/// axes, as NvRows::len says: 0, 1, or the row's length; each thread loads,
+/// computes and stores cuda_per_thread() consecutive elements as aligned
+/// packs) and `nuvec_strided_<index>` (any strides, through a collapsed
 /// layout of at most 8 dimensions). Parameters: the non-literal inputs'
-/// pointers in order, the outputs' pointers, the element count, then the
-/// mask (contig) or the layout {ndim, shape[8], strides[inputs][8]} as
-/// 64-bit integers (strided).
-std::string emit_cuda_kernel(const EmitRegion& r);
+/// pointers in order, the outputs' pointers, the element count, then
+/// NvRows {len[inputs]} (contig) or NvLayout {ndim, shape[8],
+/// strides[inputs][8]} (strided), all 64-bit integers.
+std::string emit_cuda_kernel(const EmitRegion& r, int index);
+
+/// The inputs a region's GPU kernels take (the non-literal ones, in order)
+/// and the elements per thread of its contiguous kernel (16-byte packs of
+/// its smallest dtype, at least 4).
+struct CudaParams {
+  std::vector<int> inputs;
+  int per_thread = 4;
+};
+CudaParams cuda_params(const EmitRegion& r);
 
 /// What goes before the functor headers in a source NVRTC compiles.
 const char* cuda_prelude();

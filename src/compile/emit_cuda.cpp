@@ -1,6 +1,7 @@
 // Emitting a fused region as CUDA C++ (emit_cpp.h: emit_cuda_kernel). The
 // values and operations are the CPU emitter's (the same functor calls in the
 // same dtypes), so a generated GPU kernel gives the unfused kernels' bits.
+#include <algorithm>
 #include <sstream>
 
 #include "compile/emit_cpp.h"
@@ -12,20 +13,23 @@ namespace {
 struct Params {
   std::vector<int> inputs;       // non-literal inputs, in parameter order
   std::vector<DType> out_types;  // per output
+  int n = 4;                     // elements per thread (contiguous kernel)
+  std::string suffix;            // of the kernels' names
 };
 
-Params params_of(const EmitRegion& r) {
+Params params_of(const EmitRegion& r, int index) {
   Params p;
-  std::vector<bool> is_literal = literal_inputs(*r.fused);
-  for (int k = 0; k < r.fused->num_inputs(); ++k)
-    if (!is_literal[k]) p.inputs.push_back(k);
+  CudaParams c = cuda_params(r);
+  p.inputs = c.inputs;
+  p.n = c.per_thread;
   for (int v : r.fused->outputs()) p.out_types.push_back(value_dtype(r, v));
+  p.suffix = "_" + std::to_string(index);
   return p;
 }
 
 void signature(std::ostream& os, const EmitRegion& r, const Params& p, const char* name,
                const char* last) {
-  os << "extern \"C\" __global__ void __launch_bounds__(256) " << name << "(";
+  os << "extern \"C\" __global__ void __launch_bounds__(256) " << name << p.suffix << "(";
   for (int k : p.inputs)
     os << "const " << cpp_type(r.input_dtypes[k]) << "* __restrict__ p" << k << ", ";
   for (size_t j = 0; j < p.out_types.size(); ++j)
@@ -38,25 +42,29 @@ void stores(std::ostream& os, const EmitRegion& r, const char* indent, const cha
   for (size_t j = 0; j < outs.size(); ++j) os << indent << "q" << j << at << " = v" << outs[j] << ";\n";
 }
 
+// Input a's element i: dense (len 0), one value (len 1), or a row of len
+// values repeated (i % len).
 void contig(std::ostream& os, const EmitRegion& r, const Params& p) {
-  signature(os, r, p, "nuvec_contig", "unsigned long long scalar");
+  signature(os, r, p, "nuvec_contig", "NvRows m");
   emit_literals(os, r, "  ");
-  os << "  const long long i0 = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * 4;\n"
-     << "  if (i0 + 4 <= n) {\n";
+  os << "  constexpr int N = " << p.n << ";\n"
+     << "  const long long i0 = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * N;\n"
+     << "  if (i0 + N <= n) {\n";
   for (size_t a = 0; a < p.inputs.size(); ++a) {
     int k = p.inputs[a];
     const char* t = cpp_type(r.input_dtypes[k]);
-    os << "    NvPack<" << t << "> l" << k << ";\n"
-       << "    if (scalar >> " << a << " & 1) {\n"
+    os << "    NvPack<" << t << ", N> l" << k << ";\n"
+       << "    if (m.len[" << a << "] == 1) {\n"
        << "      const " << t << " s = p" << k << "[0];\n"
-       << "      for (int u = 0; u < 4; ++u) l" << k << ".v[u] = s;\n"
+       << "      for (int u = 0; u < N; ++u) l" << k << ".v[u] = s;\n"
        << "    } else {\n"
-       << "      l" << k << " = *reinterpret_cast<const NvPack<" << t << ">*>(p" << k << " + i0);\n"
+       << "      l" << k << " = *reinterpret_cast<const NvPack<" << t << ", N>*>(p" << k << " + (m.len[" << a
+       << "] == 0 ? i0 : i0 % m.len[" << a << "]));\n"
        << "    }\n";
   }
   for (size_t j = 0; j < p.out_types.size(); ++j)
-    os << "    NvPack<" << cpp_type(p.out_types[j]) << "> r" << j << ";\n";
-  os << "#pragma unroll\n    for (int u = 0; u < 4; ++u) {\n";
+    os << "    NvPack<" << cpp_type(p.out_types[j]) << ", N> r" << j << ";\n";
+  os << "#pragma unroll\n    for (int u = 0; u < N; ++u) {\n";
   for (int k : p.inputs)
     os << "      const " << cpp_type(r.input_dtypes[k]) << " v" << k << " = l" << k << ".v[u];\n";
   emit_ops(os, r, "      ");
@@ -64,13 +72,13 @@ void contig(std::ostream& os, const EmitRegion& r, const Params& p) {
   for (size_t j = 0; j < outs.size(); ++j) os << "      r" << j << ".v[u] = v" << outs[j] << ";\n";
   os << "    }\n";
   for (size_t j = 0; j < p.out_types.size(); ++j)
-    os << "    *reinterpret_cast<NvPack<" << cpp_type(p.out_types[j]) << ">*>(q" << j << " + i0) = r" << j
+    os << "    *reinterpret_cast<NvPack<" << cpp_type(p.out_types[j]) << ", N>*>(q" << j << " + i0) = r" << j
        << ";\n";
   os << "  } else {\n    for (long long i = i0; i < n; ++i) {\n";
   for (size_t a = 0; a < p.inputs.size(); ++a) {
     int k = p.inputs[a];
-    os << "      const " << cpp_type(r.input_dtypes[k]) << " v" << k << " = p" << k << "[(scalar >> "
-       << a << " & 1) ? 0 : i];\n";
+    os << "      const " << cpp_type(r.input_dtypes[k]) << " v" << k << " = p" << k << "[m.len[" << a
+       << "] == 0 ? i : i % m.len[" << a << "]];\n";
   }
   emit_ops(os, r, "      ");
   stores(os, r, "      ", "[i]");
@@ -127,16 +135,33 @@ const char* cuda_prelude() {
 )";
 }
 
-std::string emit_cuda_kernel(const EmitRegion& r) {
-  Params p = params_of(r);
+CudaParams cuda_params(const EmitRegion& r) {
+  CudaParams c;
+  std::vector<bool> is_literal = literal_inputs(*r.fused);
+  int smallest = 8;
+  for (int k = 0; k < r.fused->num_inputs(); ++k)
+    if (!is_literal[k]) {
+      c.inputs.push_back(k);
+      smallest = std::min(smallest, r.input_dtypes[k].size());
+    }
+  for (int v : r.fused->outputs()) smallest = std::min(smallest, value_dtype(r, v).size());
+  c.per_thread = std::max(4, 16 / smallest);  // 16-byte packs of the smallest dtype
+  return c;
+}
+
+std::string emit_cuda_kernel(const EmitRegion& r, int index) {
+  Params p = params_of(r, index);
+  size_t rows = p.inputs.empty() ? 1 : p.inputs.size();
   std::ostringstream os;
-  os << "\n// The generated kernels of one fused region.\nusing namespace nuvec::kernels;\n"
-     << "template <class T> struct alignas(sizeof(T) * 4) NvPack { T v[4]; };\n"
-     << "struct NvLayout { long long ndim; long long shape[8]; long long st["
-     << (p.inputs.empty() ? 1 : p.inputs.size()) << "][8]; };\n\n";
+  os << "\n// The generated kernels of fused region " << index << ".\nnamespace nuvec_r" << index << " {\n"
+     << "using namespace nuvec::kernels;\n"
+     << "template <class T, int N> struct alignas(sizeof(T) * N) NvPack { T v[N]; };\n"
+     << "struct NvLayout { long long ndim; long long shape[8]; long long st[" << rows << "][8]; };\n"
+     << "struct NvRows { long long len[" << rows << "]; };\n\n";
   contig(os, r, p);
   os << "\n";
   strided(os, r, p);
+  os << "}  // namespace nuvec_r" << index << "\n";
   return os.str();
 }
 

@@ -28,7 +28,7 @@ constexpr size_t kMaxBinary = 64u << 20;
 
 struct GpuCache {
   std::mutex mu;
-  std::unordered_map<std::string, std::weak_ptr<const FusedGpuKernel>> kernels;
+  std::unordered_map<std::string, std::weak_ptr<const FusedGpuModule>> modules;
   bool dir_done = false;
   std::string dir;  // "" without a disk cache
   jit::Stats stats;
@@ -71,49 +71,46 @@ bool env_flag(const char* name) {
   return v && *v && std::string(v) != "0";
 }
 
-// The kernel of one region: memory, disk, or NVRTC; null on failure
-// (logged once; the backend then runs the region op by op).
-std::shared_ptr<const FusedGpuKernel> build(const compiler::EmitRegion& r, const backend::GpuTarget& t) {
-  std::string kernel = compiler::emit_cuda_kernel(r);
-  std::string source = std::string(compiler::cuda_prelude()) + jit_detail::kFunctorSource + kernel;
+// The module of a trace's program: memory, disk, or NVRTC; null on failure
+// (logged once; the backend then runs the regions op by op).
+std::shared_ptr<const FusedGpuModule> module_for(const std::string& program, const backend::GpuTarget& t) {
+  std::string source = std::string(compiler::cuda_prelude()) + jit_detail::kFunctorSource + program;
   Hash128 h;
   h.add(source);
   h.add(t.arch);
   h.add(t.identity);
   const std::string key = h.hex();
   auto& c = cache();
-  std::unique_lock<std::mutex> lock(c.mu);  // one build at a time
-  if (auto k = c.kernels[key].lock()) {
+  std::lock_guard<std::mutex> lock(c.mu);  // one build at a time
+  if (auto m = c.modules[key].lock()) {
     ++c.stats.memory_hits;
-    return k;
+    return m;
   }
-  auto k = std::make_shared<FusedGpuKernel>();
-  k->input_dtypes = r.input_dtypes;
-  std::vector<bool> literal = compiler::literal_inputs(*r.fused);
-  for (int i = 0; i < r.fused->num_inputs(); ++i)
-    if (!literal[i]) k->params.push_back(i);
+  auto m = std::make_shared<FusedGpuModule>();
   const std::string dir = disk_dir(c);
   if (auto b = dir.empty() ? std::nullopt : from_disk(dir, key)) {
-    k->binary = std::move(*b);
+    m->binary = std::move(*b);
     ++c.stats.disk_hits;
   } else {
     if (env_flag("NUVEC_DEBUG_KERNELS"))
-      std::fprintf(stderr, "[nuvec] GPU kernel %s:\n%s\n", key.c_str(), kernel.c_str());
-    std::string error = backend::gpu_compile(source, t.arch, k->binary);
+      std::fprintf(stderr, "[nuvec] GPU kernels %s:\n%s\n", key.c_str(), program.c_str());
+    std::string error = backend::gpu_compile(source, t.arch, m->binary);
     if (!error.empty()) {
       ++c.stats.failures;
       if (c.reason.empty()) {
         c.reason = error;
-        std::fprintf(stderr, "[nuvec] compile: a generated GPU kernel failed to build; fused regions run op by op (same results): %s\n",
+        std::fprintf(stderr,
+                     "[nuvec] compile: generated GPU kernels failed to build; fused regions run op by op "
+                     "(same results): %s\n",
                      error.c_str());
       }
       return nullptr;
     }
     ++c.stats.compiled;
-    if (!dir.empty()) jit_detail::store_file(dir, key + ".bin", header(key, k->binary) + k->binary);
+    if (!dir.empty()) jit_detail::store_file(dir, key + ".bin", header(key, m->binary) + m->binary);
   }
-  c.kernels[key] = k;
-  return k;
+  c.modules[key] = m;
+  return m;
 }
 
 }  // namespace
@@ -122,14 +119,31 @@ namespace compiler {
 
 void prepare_gpu_kernels(const Graph& g) {
   if (jit::mode() == jit::Mode::off) return;
-  backend::GpuTarget t;
+  std::vector<EmitRegion> regions;
   for (const auto& s : g.steps) {
     if (s.primitive->id() != PrimitiveId::Fused || s.stream.device != Device::gpu) continue;
-    if (t.arch.empty()) t = backend::gpu_target();
-    if (t.arch.empty()) return;  // no GPU: nothing will run there
     EmitRegion r{static_cast<const Fused*>(s.primitive.get()), {}};
     for (const auto& in : s.inputs) r.input_dtypes.push_back(in.dtype());
-    if (auto k = build(r, t)) r.fused->set_gpu_kernel(std::move(k));
+    regions.push_back(std::move(r));
+  }
+  if (regions.empty()) return;
+  backend::GpuTarget t = backend::gpu_target();
+  if (t.arch.empty()) return;  // no GPU: nothing will run there
+  std::string program;
+  for (size_t i = 0; i < regions.size(); ++i) program += emit_cuda_kernel(regions[i], static_cast<int>(i));
+  auto m = module_for(program, t);
+  if (!m) return;
+  for (size_t i = 0; i < regions.size(); ++i) {
+    const EmitRegion& r = regions[i];
+    auto k = std::make_shared<FusedGpuKernel>();
+    k->module = m;
+    k->contig = "nuvec_contig_" + std::to_string(i);
+    k->strided = "nuvec_strided_" + std::to_string(i);
+    k->input_dtypes = r.input_dtypes;
+    CudaParams c = cuda_params(r);
+    k->params = c.inputs;
+    k->per_thread = c.per_thread;
+    r.fused->set_gpu_kernel(std::move(k));
   }
 }
 
@@ -140,7 +154,7 @@ namespace jit_detail {
 void reset_gpu_kernels() {
   auto& c = cache();
   std::lock_guard<std::mutex> lock(c.mu);
-  c.kernels.clear();
+  c.modules.clear();
   c.dir_done = false;
   c.dir.clear();
   c.reason.clear();

@@ -44,17 +44,28 @@ struct FusedCpuKernel {
   std::shared_ptr<const void> module;  // keeps the shared object loaded
 };
 
-/// A region's CUDA kernels, compiled for this process's GPU by compile
-/// (src/compile/jit_cuda.cpp): `binary` is the NVRTC output with the
-/// kernels `nuvec_contig` and `nuvec_strided` (compiler::emit_cuda_kernel
-/// gives their parameters); the CUDA backend loads it on first use and
-/// keeps the handle in `loaded`.
-struct FusedGpuKernel {
+/// The CUDA kernels of a trace's fused regions, compiled for this
+/// process's GPU by compile (src/compile/jit_cuda.cpp): `binary` is NVRTC's
+/// output; the CUDA backend loads it on first use and keeps the handle in
+/// `loaded`.
+struct FusedGpuModule {
   std::string binary;
-  std::vector<DType> input_dtypes;  // what the kernels were generated for
-  std::vector<int> params;          // the inputs passed, in parameter order
   mutable std::mutex mu;
   mutable std::shared_ptr<void> loaded;
+};
+
+/// One region's kernels in a module: `contig` and `strided` name them
+/// (compiler::emit_cuda_kernel gives their parameters); each thread of the
+/// contiguous one handles `per_thread` consecutive elements.
+struct FusedGpuKernel {
+  std::shared_ptr<const FusedGpuModule> module;
+  std::string contig, strided;
+  int per_thread = 4;
+  std::vector<DType> input_dtypes;  // what the kernels were generated for
+  std::vector<int> params;          // the inputs passed, in parameter order
+  mutable std::mutex mu;            // guards the looked-up functions
+  mutable const void* contig_fn = nullptr;
+  mutable const void* strided_fn = nullptr;
 };
 
 class Fused : public PrimitiveBase<PrimitiveId::Fused> {

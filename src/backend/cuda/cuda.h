@@ -73,7 +73,12 @@ void launch_reduce(const Reduce& p, const Array& in, Array& out, void* stream);
 void launch_random_bits(const RandomBits& p, const Array& keys, Array& out, void* stream);
 void launch_matmul(const Array& a, const Array& b, Array& out, void* stream, Stream s);
 
-/// A fused region: its generated kernels when compile built them, else one
+/// `a` with its data on the device (host data uploaded, through pinned
+/// staging when small; data written on another stream waited for).
+Array device_array(const Array& a, void* stream, Stream s);
+
+/// A fused region (inputs as given: launch_fused uploads what it reads):
+/// its generated kernels when compile built them, else one
 /// element-wise kernel per operation (fused.cpp).
 void launch_fused(const Fused& p, const std::vector<Array>& in, std::vector<Array>& out, void* stream,
                   Stream s);

@@ -19,29 +19,39 @@ constexpr int kThreads = 256;
 constexpr int kMaxDims = 8;
 constexpr size_t kMaxInputs = 16;  // the strided layout's collapse
 
-struct Loaded {
-  cudaLibrary_t lib = nullptr;
-  cudaKernel_t contig = nullptr, strided = nullptr;
-  ~Loaded() {
-    if (lib) cudaLibraryUnload(lib);
-  }
-};
-
 void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw Error(ErrorKind::backend, std::string(what) + ": " + cudaGetErrorString(e));
 }
 
-const Loaded& load(const FusedGpuKernel& k) {
-  std::lock_guard<std::mutex> lock(k.mu);
-  if (!k.loaded) {
-    auto l = std::make_shared<Loaded>();
-    check(cudaLibraryLoadData(&l->lib, k.binary.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
-          "loading a generated kernel");
-    check(cudaLibraryGetKernel(&l->contig, l->lib, "nuvec_contig"), "nuvec_contig");
-    check(cudaLibraryGetKernel(&l->strided, l->lib, "nuvec_strided"), "nuvec_strided");
-    k.loaded = l;
+struct Library {
+  cudaLibrary_t lib = nullptr;
+  ~Library() {
+    if (lib) cudaLibraryUnload(lib);
   }
-  return *static_cast<const Loaded*>(k.loaded.get());
+};
+
+// The region's two kernels, the module loaded on first use.
+std::pair<const void*, const void*> functions(const FusedGpuKernel& k) {
+  std::lock_guard<std::mutex> lock(k.mu);
+  if (!k.contig_fn) {
+    cudaLibrary_t lib;
+    {
+      std::lock_guard<std::mutex> mlock(k.module->mu);
+      if (!k.module->loaded) {
+        auto l = std::make_shared<Library>();
+        check(cudaLibraryLoadData(&l->lib, k.module->binary.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
+              "loading generated kernels");
+        k.module->loaded = l;
+      }
+      lib = static_cast<Library*>(k.module->loaded.get())->lib;
+    }
+    cudaKernel_t c, st;
+    check(cudaLibraryGetKernel(&c, lib, k.contig.c_str()), "a generated kernel");
+    check(cudaLibraryGetKernel(&st, lib, k.strided.c_str()), "a generated kernel");
+    k.strided_fn = reinterpret_cast<const void*>(st);
+    k.contig_fn = reinterpret_cast<const void*>(c);
+  }
+  return {k.contig_fn, k.strided_fn};
 }
 
 // `a` seen at `shape`: zero strides on new and stretched axes.
@@ -68,38 +78,51 @@ const char* at(const Array& a) {
   return static_cast<const char*>(a.desc()->data->ptr) + a.desc()->offset * a.itemsize();
 }
 
+// How the contiguous kernel reads input `x` at the output's shape: 0
+// dense, 1 one value, L a dense row of L values repeated over the leading
+// axes; -1 when it cannot (then the strided kernel runs).
+long long row_mode(const Array& x, const Shape& shape, int per_thread) {
+  if (x.size() == 1) return 1;
+  auto aligned = [&] { return reinterpret_cast<uintptr_t>(at(x)) % (per_thread * x.itemsize()) == 0; };
+  if (x.desc()->row_contiguous && x.shape() == shape) return aligned() ? 0 : -1;
+  Strides st = broadcast_strides(x, shape);
+  long long len = 1;
+  int d = static_cast<int>(shape.size()) - 1;
+  for (; d >= 0 && st[d] == len; --d) len *= shape[d];  // the dense suffix
+  for (int e = d; e >= 0; --e)
+    if (st[e] != 0 && shape[e] != 1) return -1;  // leading axes must repeat it
+  return len % per_thread == 0 && aligned() ? len : -1;
+}
+
 bool generated(const FusedGpuKernel& k, const std::vector<Array>& in, std::vector<Array>& out,
                cudaStream_t cs) {
   if (k.params.size() > kMaxInputs) return false;
   const Shape& shape = out[0].shape();
   const long long n = out[0].size();
   if (n == 0) return true;
+  auto [contig_fn, strided_fn] = functions(k);
   std::vector<const void*> ptrs;
-  unsigned long long scalar = 0;
+  std::vector<long long> rows;
   bool contig = true;
-  for (size_t a = 0; a < k.params.size(); ++a) {
-    const Array& x = in[k.params[a]];
-    ptrs.push_back(at(x));
-    const bool dense = x.desc()->row_contiguous && x.shape() == shape;
-    if (x.size() == 1) scalar |= 1ull << a;
-    else if (!dense || reinterpret_cast<uintptr_t>(at(x)) % (4 * x.itemsize()) != 0) contig = false;
+  for (int p : k.params) {
+    ptrs.push_back(at(in[p]));
+    rows.push_back(row_mode(in[p], shape, k.per_thread));
+    contig = contig && rows.back() >= 0;
   }
   for (auto& o : out) {
     ptrs.push_back(o.desc()->data->ptr);
-    contig = contig && reinterpret_cast<uintptr_t>(o.desc()->data->ptr) % (4 * o.itemsize()) == 0;
+    contig = contig && reinterpret_cast<uintptr_t>(o.desc()->data->ptr) % (k.per_thread * o.itemsize()) == 0;
   }
   std::vector<void*> args;
   for (auto& p : ptrs) args.push_back(&p);
   long long count = n;
   args.push_back(&count);
-  const Loaded& l = load(k);
-  std::vector<long long> layout;
-  long long per_block = static_cast<long long>(kThreads) * 4;
-  dim3 grid(static_cast<unsigned>((n + per_block - 1) / per_block));
   if (contig) {
-    args.push_back(&scalar);
-    check(cudaLaunchKernel(reinterpret_cast<const void*>(l.contig), grid, dim3(kThreads), args.data(), 0, cs),
-          "a generated kernel");
+    if (rows.empty()) rows.push_back(0);
+    args.push_back(rows.data());
+    long long per_block = static_cast<long long>(kThreads) * k.per_thread;
+    dim3 grid(static_cast<unsigned>((n + per_block - 1) / per_block));
+    check(cudaLaunchKernel(contig_fn, grid, dim3(kThreads), args.data(), 0, cs), "a generated kernel");
     return true;
   }
   std::vector<Strides> strides;
@@ -109,16 +132,17 @@ bool generated(const FusedGpuKernel& k, const std::vector<Array>& in, std::vecto
   for (size_t a = 0; a < kMaxInputs; ++a) st[a] = a < strides.size() ? &strides[a] : &zero;
   auto c = cpu::collapse<kMaxInputs>(shape, st);
   if (c.shape.size() > kMaxDims) return false;
-  size_t rows = std::max<size_t>(k.params.size(), 1);
-  layout.assign(1 + kMaxDims + rows * kMaxDims, 0);
+  size_t nrows = std::max<size_t>(k.params.size(), 1);
+  std::vector<long long> layout(1 + kMaxDims + nrows * kMaxDims, 0);
   layout[0] = static_cast<long long>(c.shape.size());
   for (size_t d = 0; d < c.shape.size(); ++d) {
     layout[1 + d] = c.shape[d];
     for (size_t a = 0; a < k.params.size(); ++a) layout[1 + kMaxDims + a * kMaxDims + d] = c.strides[a][d];
   }
   args.push_back(layout.data());
-  check(cudaLaunchKernel(reinterpret_cast<const void*>(l.strided), grid, dim3(kThreads), args.data(), 0, cs),
-        "a generated kernel");
+  long long per_block = static_cast<long long>(kThreads) * 4;
+  dim3 grid(static_cast<unsigned>((n + per_block - 1) / per_block));
+  check(cudaLaunchKernel(strided_fn, grid, dim3(kThreads), args.data(), 0, cs), "a generated kernel");
   return true;
 }
 
@@ -133,10 +157,11 @@ void one_by_one(const Fused& p, const std::vector<Array>& in, std::vector<Array>
   for (size_t j = 0; j < p.ops().size(); ++j) {
     const FusedOp& op = p.ops()[j];
     const int v = n_in + static_cast<int>(j);
-    Array dst;
-    for (size_t o = 0; o < out.size() && !dst.desc(); ++o)
-      if (p.outputs()[o] == v) dst = out[o];
-    if (!dst.desc()) {
+    int target = -1;  // the output this value is, if any
+    for (size_t o = 0; o < out.size() && target < 0; ++o)
+      if (p.outputs()[o] == v) target = static_cast<int>(o);
+    Array dst = target >= 0 ? out[target] : Array();
+    if (target < 0) {
       auto d = std::make_shared<ArrayDesc>();
       d->shape = shape;
       d->strides = row_major_strides(shape);
@@ -166,16 +191,22 @@ void one_by_one(const Fused& p, const std::vector<Array>& in, std::vector<Array>
 
 }  // namespace
 
-void launch_fused(const Fused& p, const std::vector<Array>& in, std::vector<Array>& out, void* stream,
+void launch_fused(const Fused& p, const std::vector<Array>& raw_in, std::vector<Array>& out, void* stream,
                   Stream s) {
   auto cs = static_cast<cudaStream_t>(stream);
   auto k = p.gpu_kernel();
-  bool ok = k && k->input_dtypes.size() == in.size();
-  for (size_t i = 0; ok && i < in.size(); ++i) ok = k->input_dtypes[i] == in[i].dtype();
-  if (ok && generated(*k, in, out, cs)) {
-    detail::fused_runs(true).fetch_add(1);
-    return;
+  bool ok = k && k->input_dtypes.size() == raw_in.size();
+  for (size_t i = 0; ok && i < raw_in.size(); ++i) ok = k->input_dtypes[i] == raw_in[i].dtype();
+  // Generated kernels take no literal inputs: only the others are uploaded.
+  std::vector<Array> in = raw_in;
+  if (ok) {
+    for (int i : k->params) in[i] = device_array(raw_in[i], stream, s);
+    if (generated(*k, in, out, cs)) {
+      detail::fused_runs(true).fetch_add(1);
+      return;
+    }
   }
+  for (auto& a : in) a = device_array(a, stream, s);
   detail::fused_runs(false).fetch_add(1);
   one_by_one(p, in, out, cs, s);
 }

@@ -8,6 +8,7 @@
 // end (as MLX's eval); async_eval does not.
 #include <cuda_runtime.h>
 
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
@@ -198,6 +199,51 @@ void record(const Data& d, cudaStream_t s) {
   check(cudaEventRecord(b.ready, s), "cudaEventRecord");
 }
 
+// Host-to-device copies of small buffers go through a ring of pinned slots,
+// so they are enqueued without waiting (a copy from pageable memory waits
+// for the stream's earlier work); a slot is reused once its copy is done.
+class Staging {
+ public:
+  static constexpr size_t kSlot = 64 << 10;
+  static constexpr int kSlots = 64;
+
+  Staging() {
+    if (cudaMallocHost(&base_, kSlot * kSlots) != cudaSuccess) {
+      cudaGetLastError();
+      base_ = nullptr;
+      return;
+    }
+    for (auto& e : done_) cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
+  }
+
+  void upload(void* dst, const void* src, size_t n, cudaStream_t s) {
+    if (!base_ || n > kSlot) {
+      // From pageable memory: the call returns once the bytes are staged.
+      check(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, s), "copy to the GPU");
+      return;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    int slot = next_;
+    next_ = (next_ + 1) % kSlots;
+    check(cudaEventSynchronize(done_[slot]), "staging");
+    char* p = base_ + slot * kSlot;
+    std::memcpy(p, src, n);
+    check(cudaMemcpyAsync(dst, p, n, cudaMemcpyHostToDevice, s), "copy to the GPU");
+    check(cudaEventRecord(done_[slot], s), "cudaEventRecord");
+  }
+
+ private:
+  std::mutex mu_;
+  char* base_ = nullptr;
+  cudaEvent_t done_[kSlots] = {};
+  int next_ = 0;
+};
+
+Staging& staging() {
+  static Staging* s = new Staging();  // outlives every array
+  return *s;
+}
+
 // `a` with its data on the device (uploaded when it lives on the host);
 // data written on another stream is waited for on `s`.
 Array on_device(const Array& a, cudaStream_t s, Stream st) {
@@ -209,9 +255,7 @@ Array on_device(const Array& a, cudaStream_t s, Stream st) {
     return a;
   }
   auto g = allocate(d->data->nbytes, st);
-  // From pageable memory: the call returns once the bytes are staged.
-  check(cudaMemcpyAsync(g->ptr, d->data->ptr, d->data->nbytes, cudaMemcpyHostToDevice, s),
-        "copy to the GPU");
+  staging().upload(g->ptr, d->data->ptr, d->data->nbytes, s);
   record(*g, s);
   auto copy = std::make_shared<ArrayDesc>(*d);
   copy->node = nullptr;
@@ -220,6 +264,10 @@ Array on_device(const Array& a, cudaStream_t s, Stream st) {
 }
 
 }  // namespace
+
+Array device_array(const Array& a, void* stream, Stream s) {
+  return on_device(a, static_cast<cudaStream_t>(stream), s);
+}
 
 bool host_scalar(const Array& a) {
   const auto& d = a.desc();
@@ -269,7 +317,8 @@ void eval(const Primitive& p, const std::vector<Array>& raw_in, std::vector<Arra
   std::vector<Array> in;
   for (size_t k = 0; k < raw_in.size(); ++k) {
     bool by_value = binary && host_scalar(raw_in[k]) && !host_scalar(raw_in[1 - k]);
-    in.push_back(by_value ? raw_in[k] : on_device(raw_in[k], cs, s));
+    bool later = id == PrimitiveId::Fused;  // launch_fused uploads what it reads
+    in.push_back(by_value || later ? raw_in[k] : on_device(raw_in[k], cs, s));
   }
   switch (primitive_kind(id)) {
     case PrimitiveKind::unary: launch_unary(id, in[0], out[0], cs); break;
