@@ -5,24 +5,15 @@
 #include <gtest/gtest.h>
 
 #include <functional>
-#include <optional>
 #include <string>
 
-#include "support/bits.h"
+#include "support/gpu.h"
 #include <nuvec/nuvec.h>
 
 using namespace nuvec;
-using nuvec::testing::bits_of;
+using namespace nuvec::testing;
 
 namespace {
-
-const Stream kCpu = default_stream(Device::cpu);
-
-#define NUVEC_GPU_REQUIRED()                                              \
-  if (!is_available(Device::gpu)) GTEST_SKIP() << "no GPU in this process"
-
-const DType kDtypes[] = {float32, float16, bfloat16, float64, int8,  uint8, int16,
-                         uint16,  int32,   uint32,   int64,   uint64, bool_, complex64};
 
 // Inputs in several layouts: dense, transposed, a broadcast row, a scalar.
 std::vector<Array> layouts(DType dt, int seed) {
@@ -31,46 +22,6 @@ std::vector<Array> layouts(DType dt, int seed) {
     return dt == bool_ ? x > 0.0f : x.astype(dt);
   };
   return {values({37, 129}, 0), ops::transpose(values({129, 37}, 1)), values({129}, 2), values({}, 3)};
-}
-
-// f on the CPU stream and on the GPU stream, both evaluated, with the same
-// dtype and shape; nothing when the op rejects its arguments (the same rule
-// on both devices) or when a check failed (recorded).
-std::optional<std::pair<Array, Array>> run_both(const std::function<Array(StreamOrDevice)>& f,
-                                                const std::string& what) {
-  Array c = f(kCpu);
-  if (c.is_failed()) return std::nullopt;
-  Array g = f(Device::gpu);
-  if (g.is_failed()) {
-    ADD_FAILURE() << what << ": " << g.error()->what();
-    return std::nullopt;
-  }
-  try {
-    g.eval();
-  } catch (const Error& e) {
-    ADD_FAILURE() << what << ": " << e.what();
-    return std::nullopt;
-  }
-  if (!(c.dtype() == g.dtype()) || c.shape() != g.shape()) {
-    ADD_FAILURE() << what << ": dtype or shape differs from the CPU's";
-    return std::nullopt;
-  }
-  return std::make_pair(c, g);
-}
-
-// The GPU gives the CPU's bits.
-void expect_same(const std::function<Array(StreamOrDevice)>& f, const std::string& what) {
-  if (auto r = run_both(f, what)) EXPECT_EQ(bits_of(r->first), bits_of(r->second)) << what;
-}
-
-// Evaluating `x` fails with a message that contains `text`.
-void expect_eval_error(const Array& x, const std::string& text) {
-  try {
-    x.eval();
-    ADD_FAILURE() << "evaluated, expected an error with: " << text;
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
-  }
 }
 
 }  // namespace
@@ -149,30 +100,6 @@ TEST(Gpu, ChainsStayOnTheDeviceAndReadBack) {
   EXPECT_EQ(g.desc()->data->device, Device::gpu);
   EXPECT_EQ(bits_of(g), bits_of(chain(kCpu)));
 }
-
-namespace {
-
-// Close within tolerances for floating results (another summation order);
-// bit for bit otherwise; and the GPU result is the same when run again.
-void expect_close(const std::function<Array(StreamOrDevice)>& f, double rtol, const std::string& what) {
-  auto r = run_both(f, what);
-  if (!r) return;
-  const auto& [c, g] = *r;
-  EXPECT_EQ(bits_of(g), bits_of(f(Device::gpu))) << what << ": not deterministic";
-  DType wide = c.dtype() == complex64 ? complex64 : float64;
-  if (is_inexact(c.dtype()))
-    EXPECT_TRUE(ops::allclose(ops::astype(c, wide, kCpu), ops::astype(g, wide, kCpu), rtol, rtol, true, kCpu)
-                    .item<bool>())
-        << what;
-  else
-    EXPECT_EQ(bits_of(c), bits_of(g)) << what;
-}
-
-double tolerance(DType d) {
-  return d == float64 ? 1e-12 : (d == float16 || d == bfloat16) ? 2e-2 : 1e-4;
-}
-
-}  // namespace
 
 TEST(Gpu, ReductionsMatchTheCpu) {
   NUVEC_GPU_REQUIRED();

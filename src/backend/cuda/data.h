@@ -1,0 +1,84 @@
+// Internal interface of the data-movement kernels (launch_data in data.cpp
+// dispatches to them): gathers (gather.cu), scatters (scatter.cu), copies
+// (data_copy.cu), and divmod and arg-reductions (data_math.cu). Each matches
+// its CPU kernel (src/backend/cpu) bit for bit; none uses floating-point
+// atomics, so results are the same run to run.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+
+#include "nuvec/core/graph.h"
+#include "nuvec/primitives/conv.h"
+#include "nuvec/primitives/indexing.h"
+#include "nuvec/primitives/reduce.h"
+
+namespace nuvec::cuda::data {
+
+/// Device memory for one primitive's kernels, allocated and freed in the
+/// order of stream `s` (cudaMallocAsync), so freeing it as soon as its
+/// kernels are enqueued is safe. (launch_data has no nuvec Stream to give
+/// cuda::allocate, whose buffers are tied to one.)
+class Scratch {
+ public:
+  Scratch(size_t bytes, cudaStream_t s) : s_(s) {
+    cudaError_t e = cudaMallocAsync(&p_, bytes == 0 ? 1 : bytes, s);
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      throw Error(ErrorKind::out_of_memory,
+                  "cudaMallocAsync of " + std::to_string(bytes) +
+                      " bytes of scratch failed: " + cudaGetErrorString(e));
+    }
+  }
+  ~Scratch() { cudaFreeAsync(p_, s_); }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  template <class T>
+  T* as() const {
+    return static_cast<T*>(p_);
+  }
+
+ private:
+  void* p_ = nullptr;
+  cudaStream_t s_;
+};
+
+// data_copy.cu
+
+/// Copies the elements of `in` (any strides, in its row-major order) to
+/// `dst` at element offset `dst_offset` plus the index times `dst_strides`
+/// (in's shape), moving the bits as words of the item size (any byte
+/// pattern survives, as the CPU's copy_general).
+void copy_elements(const Array& in, void* dst, const Strides& dst_strides,
+                   int64_t dst_offset, cudaStream_t s);
+/// copy_elements into `out` through its own strides and offset.
+void copy_into(const Array& in, Array& out, cudaStream_t s);
+/// Writes the low `itemsize` bytes of `bits` at `dst` (one element).
+void write_element(void* dst, uint64_t bits, int itemsize, cudaStream_t s);
+
+// gather.cu
+
+/// Take along p.axis(): indices wrapped once when negative, then clamped.
+void take(const Take& p, const Array& x, const Array& indices, Array& out,
+          cudaStream_t s);
+/// Im2Col: kernel taps of every output position (zeros in padding and in
+/// input-dilation holes).
+void im2col(const Im2Col& p, const Array& x, Array& out, cudaStream_t s);
+
+// scatter.cu
+
+/// Scatter: a copy of x updated in the CPU's order (see scatter.cu).
+void scatter(const Scatter& p, const Array& x, const Array& positions,
+             const Array& updates, Array& out, cudaStream_t s);
+
+// data_math.cu
+
+/// (floor_divide, remainder) of two operands of the output's shape.
+void divmod(const Array& a, const Array& b, Array& quotient, Array& remainder,
+            cudaStream_t s);
+/// argmax / argmin along p.axis(): the first NaN, else the first extremum.
+void arg_reduce(const ArgReduce& p, const Array& x, Array& out, cudaStream_t s);
+
+}  // namespace nuvec::cuda::data

@@ -1,0 +1,159 @@
+// DivMod and the arg-reductions on the GPU, with the CPU's bits.
+// DivMod: the CPU's functors (FloorDivide, Remainder) element-wise.
+// ArgReduce: a group of threads per output row; each thread scans part of
+// the row, then the group combines pairs (value, index) in a tree. The
+// combination picks the first NaN if there is one, else the first index
+// holding the extremum (less_than orders the other values strictly and
+// weakly), which is what the CPU's sequential scan returns, whatever the
+// order of combination: ties and NaNs match it, run to run.
+#include "backend/cuda/data.h"
+#include "backend/cuda/elementwise.cuh"
+#include "nuvec/kernels/binary.h"
+
+namespace nuvec::cuda::data {
+
+namespace {
+
+using ew::Layout;
+
+constexpr int kThreads = 256;
+
+unsigned grid_for(int64_t n, int64_t per_block) {
+  return static_cast<unsigned>(
+      std::min<int64_t>((n + per_block - 1) / per_block, 1 << 20));
+}
+
+template <class T>
+__global__ void divmod_kernel(const T* a, const T* b, T* q, T* r, int64_t n,
+                              Layout l) {
+  int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       i < n; i += step) {
+    T x = a[ew::at(l, 0, i)], y = b[ew::at(l, 1, i)];
+    q[i] = kernels::FloorDivide{}(x, y);
+    r[i] = kernels::Remainder{}(x, y);
+  }
+}
+
+// Whether (b, ib) replaces (a, ia) as the arg-extremum.
+template <bool is_max, class T>
+__device__ __forceinline__ bool replaces(T a, uint32_t ia, T b, uint32_t ib) {
+  bool na = kernels::any_nan(a), nb = kernels::any_nan(b);
+  if (na || nb) return nb && (!na || ib < ia);
+  if (is_max ? kernels::less_than(a, b) : kernels::less_than(b, a)) return true;
+  if (is_max ? kernels::less_than(b, a) : kernels::less_than(a, b))
+    return false;
+  return ib < ia;
+}
+
+// Operand 0 of `kept` walks the output rows (x's offset included); a row
+// is `len` elements `stride` apart. `group` threads per row (a power of two
+// dividing kThreads).
+template <bool is_max, class T>
+__global__ void arg_reduce_kernel(const T* x, uint32_t* o, int64_t rows,
+                                  Layout kept, int len, int64_t stride,
+                                  int group) {
+  // Raw storage: complex64_t has a constructor, which __shared__ forbids.
+  __shared__ alignas(8) unsigned char storage[kThreads * sizeof(T)];
+  T* values = reinterpret_cast<T*>(storage);
+  __shared__ uint32_t index[kThreads];
+  __shared__ bool valid[kThreads];
+  const int t = threadIdx.x, lane = t % group;
+  const int64_t per_block = kThreads / group;
+  for (int64_t base = static_cast<int64_t>(blockIdx.x) * per_block; base < rows;
+       base += static_cast<int64_t>(gridDim.x) * per_block) {
+    int64_t r = base + t / group;
+    bool have = false;
+    T best{};
+    uint32_t bi = 0;
+    if (r < rows) {
+      const T* row = x + ew::at(kept, 0, r);
+      for (int k = lane; k < len; k += group) {
+        T v = row[k * stride];
+        if (!have || replaces<is_max>(best, bi, v, static_cast<uint32_t>(k))) {
+          best = v;
+          bi = static_cast<uint32_t>(k);
+        }
+        have = true;
+      }
+    }
+    values[t] = best;
+    index[t] = bi;
+    valid[t] = have;
+    __syncthreads();
+    for (int half = group / 2; half > 0; half >>= 1) {
+      if (lane < half && valid[t + half] &&
+          (!valid[t] || replaces<is_max>(values[t], index[t], values[t + half],
+                                         index[t + half]))) {
+        values[t] = values[t + half];
+        index[t] = index[t + half];
+        valid[t] = true;
+      }
+      __syncthreads();
+    }
+    if (lane == 0 && r < rows) o[r] = index[t];
+    __syncthreads();
+  }
+}
+
+}  // namespace
+
+void divmod(const Array& a, const Array& b, Array& quotient, Array& remainder,
+            cudaStream_t s) {
+  int64_t n = quotient.size();
+  Layout l = ew::layout_of({&a, &b}, quotient.shape());
+  dispatch_dtype(a.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_invocable_v<kernels::FloorDivide, T, T>) {
+      if (n > 0)
+        divmod_kernel<T><<<grid_for(n, kThreads), kThreads, 0, s>>>(
+            ew::dev<T>(a), ew::dev<T>(b), ew::dev_out<T>(quotient),
+            ew::dev_out<T>(remainder), n, l);
+      ew::check_launch("DivMod");
+    } else {
+      ew::no_kernel("DivMod", a.dtype());
+    }
+  });
+}
+
+void arg_reduce(const ArgReduce& p, const Array& x, Array& out,
+                cudaStream_t s) {
+  int64_t rows = out.size();
+  if (rows == 0) return;
+  const int axis = p.axis();
+  Shape kept = x.shape();
+  Strides kst = x.strides();
+  kept.erase(kept.begin() + axis);
+  kst.erase(kst.begin() + axis);
+  auto c = cpu::collapse<1>(kept, {&kst});
+  if (c.shape.size() > static_cast<size_t>(ew::kMaxDims))
+    throw Error(ErrorKind::backend,
+                "GPU arg-reductions take at most 8 collapsed dimensions");
+  Layout l;
+  l.ndim = static_cast<int>(c.shape.size());
+  l.offset[0] = x.desc()->offset;
+  for (int d = 0; d < l.ndim; ++d) {
+    l.shape[d] = c.shape[d];
+    l.strides[0][d] = c.strides[0][d];
+  }
+  const int len = x.shape()[axis];
+  const int64_t stride = x.strides()[axis];
+  // Long rows get a whole block, short ones a warp (8 rows per block).
+  const int group = len >= 4096 ? kThreads : 32;
+  const unsigned grid = grid_for(rows, kThreads / group);
+  const bool is_max = p.type() == ArgReduce::Type::argmax;
+  dispatch_dtype(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* src = ew::dev<T>(x);
+    uint32_t* dst = ew::dev_out<uint32_t>(out);
+    if (is_max)
+      arg_reduce_kernel<true, T>
+          <<<grid, kThreads, 0, s>>>(src, dst, rows, l, len, stride, group);
+    else
+      arg_reduce_kernel<false, T>
+          <<<grid, kThreads, 0, s>>>(src, dst, rows, l, len, stride, group);
+  });
+  ew::check_launch("ArgReduce");
+}
+
+}  // namespace nuvec::cuda::data
