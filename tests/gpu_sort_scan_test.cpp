@@ -14,50 +14,15 @@
 #include <string>
 #include <vector>
 
-#include "support/bits.h"
+#include "support/gpu.h"
 #include <nuvec/kernels/functors.h>
 #include <nuvec/nuvec.h>
 
 using namespace nuvec;
-using nuvec::testing::bits_of;
+using namespace nuvec::testing;
 
 namespace {
 
-// Copied from tests/gpu_test.cpp (to move to tests/support/gpu.h).
-const Stream kCpu = default_stream(Device::cpu);
-
-#define NUVEC_GPU_REQUIRED()                                              \
-  if (!is_available(Device::gpu)) GTEST_SKIP() << "no GPU in this process"
-
-std::optional<std::pair<Array, Array>> run_both(const std::function<Array(StreamOrDevice)>& f,
-                                                const std::string& what) {
-  Array c = f(kCpu);
-  if (c.is_failed()) return std::nullopt;
-  Array g = f(Device::gpu);
-  if (g.is_failed()) {
-    ADD_FAILURE() << what << ": " << g.error()->what();
-    return std::nullopt;
-  }
-  try {
-    g.eval();
-  } catch (const Error& e) {
-    ADD_FAILURE() << what << ": " << e.what();
-    return std::nullopt;
-  }
-  if (!(c.dtype() == g.dtype()) || c.shape() != g.shape()) {
-    ADD_FAILURE() << what << ": dtype or shape differs from the CPU's";
-    return std::nullopt;
-  }
-  return std::make_pair(c, g);
-}
-
-void expect_same(const std::function<Array(StreamOrDevice)>& f, const std::string& what) {
-  if (auto r = run_both(f, what)) EXPECT_EQ(bits_of(r->first), bits_of(r->second)) << what;
-}
-// (End of the copy.)
-
-const DType kDtypes[] = {float32, float16, bfloat16, float64, int8,  uint8, int16,
-                         uint16,  int32,   uint32,   int64,   uint64, bool_, complex64};
 
 // Values of dtype `dt`: many ties (small integers), normal values and, one
 // in `special` (0: never), a NaN, a signed zero or an infinity.

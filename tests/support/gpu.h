@@ -61,8 +61,9 @@ inline std::optional<std::pair<Array, Array>> run_both(
 // The GPU gives the CPU's bits.
 inline void expect_same(const std::function<Array(StreamOrDevice)>& f,
                         const std::string& what) {
-  if (auto r = run_both(f, what))
+  if (auto r = run_both(f, what)) {
     EXPECT_EQ(bits_of(r->first), bits_of(r->second)) << what;
+  }
 }
 
 // Evaluating `x` fails with a message that contains `text`.

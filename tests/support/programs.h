@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "support/bits.h"
+#include "support/gpu.h"
 #include <nuvec/nuvec.h>
 
 namespace nuvec::testing {
@@ -36,9 +37,6 @@ inline const std::vector<std::pair<const char*, Binary>>& binary_ops() {
   return ops;
 }
 
-inline const DType kDtypes[] = {float32, float16, bfloat16, float64, int8,    uint8,
-                         int16,   uint16,  int32,    uint32,  int64,   uint64,
-                         bool_,   complex64};
 
 // One step of a program: an op on earlier values (or a scalar constant).
 struct Op {
