@@ -47,30 +47,12 @@ void interpreted_cases(uint32_t seed, int count) {
 void generated_cases(uint32_t seed, int count) {
   jit::Mode saved = jit::mode();
   jit::set_mode(jit::Mode::sync);
-  std::mt19937 rng(seed);
-  std::vector<Case> cases;
-  std::vector<Array> all_inputs, eager;
-  std::string text;
-  for (int i = 0; i < count; ++i) {
-    cases.push_back(random_case(rng, 1000 + i));
-    for (const auto& in : cases.back().inputs) all_inputs.push_back(in);
-    for (const auto& o : run(cases.back().program, cases.back().inputs)) eager.push_back(o);
-    text += "\ncase " + std::to_string(i) + ":" + cases.back().program.text;
-  }
-  SCOPED_TRACE("seed " + std::to_string(seed) + text);
-  FlatFunction f = [&cases](const Arrays& in) {
-    Arrays out;
-    size_t k = 0;
-    for (const auto& c : cases) {
-      Arrays mine(in.begin() + k, in.begin() + k + c.inputs.size());
-      k += c.inputs.size();
-      for (auto& o : run(c.program, mine)) out.push_back(o);
-    }
-    return out;
-  };
+  Batch b = batch(seed, count, 1000);
+  SCOPED_TRACE("seed " + std::to_string(seed) + b.text);
+  auto eager = b.f()(b.inputs);
   auto before = jit::stats();
   std::string why;
-  EXPECT_TRUE(same_bits(eager, compile_flat(f)(all_inputs), why)) << why;
+  EXPECT_TRUE(same_bits(eager, compile_flat(b.f())(b.inputs), why)) << why;
   EXPECT_GT(jit::stats().generated_runs, before.generated_runs);
   EXPECT_EQ(jit::stats().failures, before.failures) << jit::unavailable_reason();
   jit::set_mode(saved);

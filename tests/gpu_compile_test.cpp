@@ -27,42 +27,12 @@ bool built_with_cuda() {
   return backend::gpu_compile("", "sm_90", bin) != "nuvec was built without CUDA";
 }
 
-// `count` random cases traced as one function on `stream`.
-struct Batch {
-  std::vector<Case> cases;
-  std::vector<Array> inputs;
-  std::string text;
-  FlatFunction f() const {
-    return [this](const Arrays& in) {
-      Arrays out;
-      size_t k = 0;
-      for (const auto& c : cases) {
-        Arrays mine(in.begin() + k, in.begin() + k + c.inputs.size());
-        k += c.inputs.size();
-        for (auto& o : run(c.program, mine)) out.push_back(o);
-      }
-      return out;
-    };
-  }
-};
-
-Batch batch(uint32_t seed, int count) {
-  std::mt19937 rng(seed);
-  Batch b;
-  for (int i = 0; i < count; ++i) {
-    b.cases.push_back(random_case(rng, 2000 + i));
-    for (const auto& in : b.cases.back().inputs) b.inputs.push_back(in);
-    b.text += "\ncase " + std::to_string(i) + ":" + b.cases.back().program.text;
-  }
-  return b;
-}
-
 // Compiled on the GPU (generated kernels, or op by op with jit off) equals
 // the eager GPU kernels bit for bit.
 void gpu_cases(uint32_t seed, int count, jit::Mode mode) {
   jit::Mode saved = jit::mode();
   jit::set_mode(mode);
-  Batch b = batch(seed, count);
+  Batch b = batch(seed, count, 2000);
   SCOPED_TRACE("seed " + std::to_string(seed) + b.text);
   with_stream(Device::gpu, [&] {
     auto eager = b.f()(b.inputs);
@@ -84,7 +54,7 @@ void gpu_cases(uint32_t seed, int count, jit::Mode mode) {
 // as one program, as compile makes one per trace.
 TEST(GpuCompile, GeneratedSourcesCompileWithNvrtc) {
   if (!built_with_cuda()) GTEST_SKIP() << "built without CUDA";
-  Batch b = batch(7, 12);
+  Batch b = batch(7, 12, 2000);
   auto g = compiler::trace(b.inputs, false, [&](const Arrays& ph) { return b.f()(ph); });
   std::string source = std::string(compiler::cuda_prelude()) + jit_detail::kFunctorSource;
   int regions = 0;

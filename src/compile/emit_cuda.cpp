@@ -2,6 +2,7 @@
 // values and operations are the CPU emitter's (the same functor calls in the
 // same dtypes), so a generated GPU kernel gives the unfused kernels' bits.
 #include <algorithm>
+#include <cstdio>
 #include <sstream>
 
 #include "compile/emit_cpp.h"
@@ -23,7 +24,9 @@ Params params_of(const EmitRegion& r, int index) {
   p.inputs = c.inputs;
   p.n = c.per_thread;
   for (int v : r.fused->outputs()) p.out_types.push_back(value_dtype(r, v));
-  p.suffix = "_" + std::to_string(index);
+  char suffix[16];  // (snprintf: g++ 12 warns falsely on "_" + to_string)
+  std::snprintf(suffix, sizeof suffix, "_%d", index);
+  p.suffix = suffix;
   return p;
 }
 

@@ -12,6 +12,7 @@
 
 #include "support/bits.h"
 #include "support/gpu.h"
+#include <nuvec/compile.h>
 #include <nuvec/nuvec.h>
 
 namespace nuvec::testing {
@@ -192,6 +193,37 @@ inline uint32_t daily_seed() {
   auto days = std::chrono::duration_cast<std::chrono::hours>(
                   std::chrono::system_clock::now().time_since_epoch()).count() / 24;
   return static_cast<uint32_t>(days);
+}
+
+// `count` random cases traced as one function (so that their regions share
+// one kernel build): f() runs each case's program on its slice of inputs.
+struct Batch {
+  std::vector<Case> cases;
+  std::vector<Array> inputs;
+  std::string text;
+  FlatFunction f() const {
+    return [this](const Arrays& in) {
+      Arrays out;
+      size_t k = 0;
+      for (const auto& c : cases) {
+        Arrays mine(in.begin() + k, in.begin() + k + c.inputs.size());
+        k += c.inputs.size();
+        for (auto& o : run(c.program, mine)) out.push_back(o);
+      }
+      return out;
+    };
+  }
+};
+
+inline Batch batch(uint32_t seed, int count, int first_input_seed) {
+  std::mt19937 rng(seed);
+  Batch b;
+  for (int i = 0; i < count; ++i) {
+    b.cases.push_back(random_case(rng, first_input_seed + i));
+    for (const auto& in : b.cases.back().inputs) b.inputs.push_back(in);
+    b.text += "\ncase " + std::to_string(i) + ":" + b.cases.back().program.text;
+  }
+  return b;
 }
 
 }  // namespace nuvec::testing

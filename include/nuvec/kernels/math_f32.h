@@ -303,6 +303,15 @@ NUVEC_KERNEL_INLINE double reduce_trig(float ax, u32* q) {
   // n mod 4 via rint (g++ does not vectorize floor/trunc here).
   double nq = n - 4.0 * __builtin_rint(n * 0.25);  // in [-2, 2], exact
   u32 qs = u32(i32(nq)) & 3u;
+#ifdef __CUDA_ARCH__
+  // On the GPU a branch costs nothing where a warp agrees, and large
+  // arguments are rare: the large-argument reduction runs only for them.
+  // The same values as the branch-free selection below.
+  if (small) {
+    *q = qs;
+    return r;
+  }
+#endif
   u32 qb;
   double rb = reduce_big(xb, &qb);
   *q = selu(small, qs, qb);

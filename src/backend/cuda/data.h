@@ -17,6 +17,20 @@
 
 namespace nuvec::cuda::data {
 
+/// Calls f with an unsigned integer of `itemsize` bytes (a value of the
+/// type): kernels that move bits use words of the element's size.
+template <class F>
+void by_word(const char* what, int itemsize, F&& f) {
+  switch (itemsize) {
+    case 1: return f(uint8_t{});
+    case 2: return f(uint16_t{});
+    case 4: return f(uint32_t{});
+    case 8: return f(uint64_t{});
+    default:
+      throw Error(ErrorKind::internal, std::string(what) + ": unexpected item size " + std::to_string(itemsize));
+  }
+}
+
 /// Device memory for one primitive's kernels, allocated and freed in the
 /// order of stream `s` (cudaMallocAsync), so freeing it as soon as its
 /// kernels are enqueued is safe. (launch_data has no nuvec Stream to give

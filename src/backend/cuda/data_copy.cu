@@ -32,23 +32,6 @@ __global__ void write_kernel(W* dst, W v) {
   *dst = v;
 }
 
-template <class F>
-void by_word(int itemsize, F&& f) {
-  switch (itemsize) {
-    case 1:
-      return f(uint8_t{});
-    case 2:
-      return f(uint16_t{});
-    case 4:
-      return f(uint32_t{});
-    case 8:
-      return f(uint64_t{});
-    default:
-      throw Error(ErrorKind::internal,
-                  "GPU copy: unexpected item size " + std::to_string(itemsize));
-  }
-}
-
 }  // namespace
 
 void copy_elements(const Array& in, void* dst, const Strides& dst_strides,
@@ -81,7 +64,7 @@ void copy_elements(const Array& in, void* dst, const Strides& dst_strides,
     l.strides[0][d] = c.strides[0][d];
     l.strides[1][d] = c.strides[1][d];
   }
-  by_word(item, [&](auto w) {
+  by_word("GPU copy", item, [&](auto w) {
     using W = decltype(w);
     copy_kernel<W><<<grid_for(n), kThreads, 0, s>>>(
         reinterpret_cast<const W*>(src), static_cast<W*>(dst), n, l);
@@ -95,7 +78,7 @@ void copy_into(const Array& in, Array& out, cudaStream_t s) {
 }
 
 void write_element(void* dst, uint64_t bits, int itemsize, cudaStream_t s) {
-  by_word(itemsize, [&](auto w) {
+  by_word("GPU copy", itemsize, [&](auto w) {
     using W = decltype(w);
     write_kernel<W><<<1, 1, 0, s>>>(static_cast<W*>(dst), static_cast<W>(bits));
   });

@@ -34,23 +34,6 @@ Layout layout1(const Shape& shape, const Strides& strides, int64_t offset) {
   return l;
 }
 
-template <class F>
-void by_word(int itemsize, F&& f) {
-  switch (itemsize) {
-    case 1:
-      return f(uint8_t{});
-    case 2:
-      return f(uint16_t{});
-    case 4:
-      return f(uint32_t{});
-    case 8:
-      return f(uint64_t{});
-    default:
-      throw Error(ErrorKind::internal, "GPU gather: unexpected item size " +
-                                           std::to_string(itemsize));
-  }
-}
-
 // The CPU's index rule: wrapped once when negative, then clamped to [0, n).
 template <class I>
 __device__ __forceinline__ int64_t clamp_index(I raw, int64_t n) {
@@ -135,7 +118,7 @@ void take(const Take& p, const Array& x, const Array& indices, Array& out,
   g.ni = indices.size();
   g.n = xs[axis];
   g.axis_stride = xst[axis];
-  by_word(x.itemsize(), [&](auto w) {
+  by_word("GPU gather", x.itemsize(), [&](auto w) {
     using W = decltype(w);
     dispatch_dtype(indices.dtype(), [&](auto tag) {
       using I = typename decltype(tag)::type;
@@ -178,7 +161,7 @@ void im2col(const Im2Col& p, const Array& x, Array& out, cudaStream_t s) {
   g.x_offset = x.desc()->offset;
   g.batch_stride = x.strides()[0];
   g.channel_stride = x.strides()[g.d + 1];
-  by_word(x.itemsize(), [&](auto w) {
+  by_word("GPU gather", x.itemsize(), [&](auto w) {
     using W = decltype(w);
     im2col_kernel<W><<<grid_for(total), kThreads, 0, s>>>(
         static_cast<const W*>(x.desc()->data->ptr),

@@ -1,9 +1,11 @@
 // Reductions on the GPU: one block per output element (grid-stride over
 // outputs), each thread folding a strided part of its row, then a fixed
-// tree in shared memory. The arithmetic depends only on the row's length,
+// tree (warp shuffles, then the warps' results). The arithmetic depends only on the row's length,
 // so results are the same run to run (no atomics); they are not the CPU's
 // bits for floating sums and products (another order of additions).
 #include <cuda_runtime.h>
+
+#include <cstring>
 
 #include <string>
 
@@ -48,6 +50,29 @@ __device__ __forceinline__ A combine(A a, A b) {
   return backend::reduce_combine<type, A>(a, b);
 }
 
+// `v` of lane (this lane + offset), moved as a 64-bit word.
+template <class A>
+__device__ __forceinline__ A shuffle_down(const A& v, int offset) {
+  static_assert(sizeof(A) <= 8, "accumulators of at most 8 bytes");
+  unsigned long long bits = 0;
+  memcpy(&bits, &v, sizeof(A));
+  bits = __shfl_down_sync(0xffffffffu, bits, offset);
+  A r;
+  memcpy(&r, &bits, sizeof(A));
+  return r;
+}
+
+// Folds the warp's (acc, have) pairs into lane 0's, in a fixed order.
+template <RT type, class A>
+__device__ __forceinline__ void warp_fold(A& acc, bool& have) {
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    A other = shuffle_down(acc, offset);
+    bool other_have = __shfl_down_sync(0xffffffffu, have, offset);
+    if (other_have) acc = have ? combine<type, A>(acc, other) : other;
+    have = have || other_have;
+  }
+}
+
 template <class T>
 struct alignas(sizeof(T) * 4) Pack4 {
   T v[4];
@@ -55,8 +80,8 @@ struct alignas(sizeof(T) * 4) Pack4 {
 
 template <RT type, class In, class A, class Out>
 __global__ void reduce_kernel(const In* x, Out* o, int64_t outputs, ReduceLayout l) {
-  __shared__ A values[kThreads];
-  __shared__ bool valid[kThreads];
+  __shared__ A values[kThreads / 32];
+  __shared__ bool valid[kThreads / 32];
   const int t = threadIdx.x;
   for (int64_t r = blockIdx.x; r < outputs; r += gridDim.x) {
     int64_t base = l.offset + offset_in(l.kept, r);
@@ -68,15 +93,29 @@ __global__ void reduce_kernel(const In* x, Out* o, int64_t outputs, ReduceLayout
       // A contiguous row: packs of four consecutive elements into four
       // accumulators, combined in a fixed order.
       A part[4];
-      for (int64_t j = 4 * t; j < l.row; j += 4 * kThreads) {
-        Pack4<In> p = *reinterpret_cast<const Pack4<In>*>(row + j);
+      auto fold = [&](const Pack4<In>& p) {
 #pragma unroll
         for (int k = 0; k < 4; ++k) {
           A e = kernels::Cast<A>{}(p.v[k]);
           part[k] = have ? combine<type, A>(part[k], e) : e;
         }
         have = true;
+      };
+      constexpr int64_t step = 4 * kThreads;
+      int64_t j = 4 * t;
+      // Four packs loaded before they are folded (four loads in flight),
+      // folded in the order of the plain loop below: the same arithmetic.
+      for (; j + 3 * step < l.row; j += 4 * step) {
+        Pack4<In> p0 = *reinterpret_cast<const Pack4<In>*>(row + j);
+        Pack4<In> p1 = *reinterpret_cast<const Pack4<In>*>(row + j + step);
+        Pack4<In> p2 = *reinterpret_cast<const Pack4<In>*>(row + j + 2 * step);
+        Pack4<In> p3 = *reinterpret_cast<const Pack4<In>*>(row + j + 3 * step);
+        fold(p0);
+        fold(p1);
+        fold(p2);
+        fold(p3);
       }
+      for (; j < l.row; j += step) fold(*reinterpret_cast<const Pack4<In>*>(row + j));
       if (have) acc = combine<type, A>(combine<type, A>(part[0], part[1]), combine<type, A>(part[2], part[3]));
     } else {
       for (int64_t j = t; j < l.row; j += kThreads) {
@@ -85,17 +124,20 @@ __global__ void reduce_kernel(const In* x, Out* o, int64_t outputs, ReduceLayout
         have = true;
       }
     }
-    values[t] = acc;
-    valid[t] = have;
-    __syncthreads();
-    for (int s = kThreads / 2; s > 0; s >>= 1) {
-      if (t < s && valid[t + s]) {
-        values[t] = valid[t] ? combine<type, A>(values[t], values[t + s]) : values[t + s];
-        valid[t] = true;
-      }
-      __syncthreads();
+    // A fixed tree: within each warp by shuffles, then the warps' results
+    // by the first warp.
+    warp_fold<type>(acc, have);
+    if (t % 32 == 0) {
+      values[t / 32] = acc;
+      valid[t / 32] = have;
     }
-    if (t == 0) o[r] = kernels::Cast<Out>{}(valid[0] ? values[0] : backend::reduce_empty<type, A>());
+    __syncthreads();
+    if (t < 32) {
+      have = t < kThreads / 32 && valid[t];
+      acc = have ? values[t] : A();
+      warp_fold<type>(acc, have);
+      if (t == 0) o[r] = kernels::Cast<Out>{}(have ? acc : backend::reduce_empty<type, A>());
+    }
     __syncthreads();
   }
 }

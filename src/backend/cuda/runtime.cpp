@@ -248,7 +248,15 @@ Staging& staging() {
 // data written on another stream is waited for on `s`.
 Array on_device(const Array& a, cudaStream_t s, Stream st) {
   const auto& d = a.desc();
-  if (!d->data) return a;
+  if (!d->data) {
+    // An empty array may have no buffer: kernels get a valid (unread)
+    // device pointer rather than a null one.
+    if (a.size() != 0) return a;
+    auto copy = std::make_shared<ArrayDesc>(*d);
+    copy->node = nullptr;
+    copy->data = allocate(0, st);
+    return Array(std::move(copy));
+  }
   if (d->data->device == Device::gpu) {
     auto& b = block_of(*d->data);
     if (b.ready && b.stream != s) check(cudaStreamWaitEvent(s, b.ready, 0), "cudaStreamWaitEvent");

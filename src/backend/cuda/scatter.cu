@@ -85,23 +85,6 @@ __global__ void fold_kernel(const uint64_t* keys, const uint64_t* order,
   }
 }
 
-template <class F>
-void by_word(int itemsize, F&& f) {
-  switch (itemsize) {
-    case 1:
-      return f(uint8_t{});
-    case 2:
-      return f(uint16_t{});
-    case 4:
-      return f(uint32_t{});
-    case 8:
-      return f(uint64_t{});
-    default:
-      throw Error(ErrorKind::internal, "GPU scatter: unexpected item size " +
-                                           std::to_string(itemsize));
-  }
-}
-
 template <ST type>
 void fold_typed(const Array& upd, Array& out, const uint64_t* keys,
                 const uint64_t* order, int64_t u, const Layout& l,
@@ -165,7 +148,7 @@ void scatter(const Scatter& p, const Array& x, const Array& positions,
   const uint64_t* o = order.as<uint64_t>();
   switch (p.type()) {
     case ST::set:
-      by_word(out.itemsize(), [&](auto w) {
+      by_word("GPU scatter", out.itemsize(), [&](auto w) {
         using W = decltype(w);
         set_kernel<W><<<grid_for(u), kThreads, 0, s>>>(
             k, o, static_cast<const W*>(updates.desc()->data->ptr),
