@@ -203,7 +203,9 @@ std::string compare_output(const refs::Tensor& want, const Array& got_in,
     return "shape: want " + shape_text(want.shape) + " got " +
            shape_text(got_in.shape());
   }
-  Array got = ops::copy(got_in);
+  // A dense copy on the CPU (whatever the default device): its bytes are
+  // read on the host below.
+  Array got = ops::copy(got_in, default_stream(Device::cpu));
   got.eval();
   size_t n = want.numel(), isz = wd.size();
   if (n == 0) return {};
