@@ -486,7 +486,7 @@ void check_Placeholder() {
 }
 
 // Fused regions come from compile; fused equals unfused, here across
-// devices. (Needs the GPU kernels of fused regions, being written.)
+// devices (the GPU's generated NVRTC kernels against the CPU's).
 void check_Fused() {
   auto f = compile([](const Array& x, const Array& y) {
     return ops::exp(ops::negative(x * x)) + ops::sin(y) * 0.5f;

@@ -10,6 +10,7 @@
 
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/loops.h"
+#include "backend/scan_op.h"
 #include "core/strided.h"
 #include "nuvec/kernels/binary.h"
 #include "nuvec/kernels/cast.h"
@@ -20,34 +21,9 @@ namespace {
 
 using ST = Scan::Type;
 
-template <ST type>
-struct ScanOp {
-  template <class U>
-  U operator()(U a, U b) const {
-    if constexpr (type == ST::sum) return kernels::Add{}(a, b);
-    else if constexpr (type == ST::prod) return kernels::Multiply{}(a, b);
-    else if constexpr (type == ST::max) return kernels::Maximum{}(a, b);
-    else if constexpr (type == ST::min) return kernels::Minimum{}(a, b);
-    else return kernels::LogAddExp{}(a, b);
-  }
-};
+using backend::scan_init;
+using backend::ScanOp;
 
-// The value an exclusive scan starts from.
-template <ST type, class U>
-U scan_init() {
-  constexpr double inf = std::numeric_limits<double>::infinity();
-  if constexpr (type == ST::sum) return kernels::Cast<U>{}(0);
-  else if constexpr (type == ST::prod) return kernels::Cast<U>{}(1);
-  else if constexpr (type == ST::logaddexp) return kernels::Cast<U>{}(-inf);
-  else if constexpr (kernels::is_complex_v<U>) {  // both parts, as MLX
-    U r;
-    r.re = r.im = float(type == ST::max ? -inf : inf);
-    return r;
-  } else if constexpr (kernels::is_bool_v<U>) return type == ST::min;
-  else if constexpr (kernels::is_int_v<U>)
-    return type == ST::max ? std::numeric_limits<U>::lowest() : std::numeric_limits<U>::max();
-  else return kernels::Cast<U>{}(type == ST::max ? -inf : inf);
-}
 
 template <ST type, class In, class U>
 void scan_typed(const Scan& p, const Array& in, Array& out) {

@@ -7,6 +7,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -16,6 +17,14 @@
 #include "nuvec/primitives/reduce.h"
 
 namespace nuvec::cuda::data {
+
+inline constexpr int kThreads = 256;
+
+/// Blocks of kThreads for n elements, at most 2^20 (kernels loop over the
+/// rest).
+inline unsigned grid_for(int64_t n) {
+  return static_cast<unsigned>(std::min<int64_t>((n + kThreads - 1) / kThreads, 1 << 20));
+}
 
 /// Calls f with an unsigned integer of `itemsize` bytes (a value of the
 /// type): kernels that move bits use words of the element's size.

@@ -11,12 +11,6 @@ namespace {
 
 using ew::Layout;
 
-constexpr int kThreads = 256;
-
-unsigned grid_for(int64_t n) {
-  return static_cast<unsigned>(
-      std::min<int64_t>((n + kThreads - 1) / kThreads, 1 << 20));
-}
 
 // Operand 0 is the source, operand 1 the destination.
 template <class W>

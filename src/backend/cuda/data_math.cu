@@ -16,8 +16,6 @@ namespace {
 
 using ew::Layout;
 
-constexpr int kThreads = 256;
-
 unsigned grid_for(int64_t n, int64_t per_block) {
   return static_cast<unsigned>(
       std::min<int64_t>((n + per_block - 1) / per_block, 1 << 20));

@@ -11,12 +11,6 @@ namespace {
 
 using ew::Layout;
 
-constexpr int kThreads = 256;
-
-unsigned grid_for(int64_t n) {
-  return static_cast<unsigned>(
-      std::min<int64_t>((n + kThreads - 1) / kThreads, 1 << 20));
-}
 
 // Operand 0 of a layout of (shape, strides) at `offset`.
 Layout layout1(const Shape& shape, const Strides& strides, int64_t offset) {

@@ -23,6 +23,7 @@
 #include <string>
 
 #include "backend/cuda/sort_scan.h"
+#include "backend/scan_op.h"
 #include "nuvec/kernels/functors.h"
 
 namespace nuvec::cuda {
@@ -32,34 +33,9 @@ namespace {
 using ST = Scan::Type;
 constexpr int kThreads = 64;  // few rows still spread over the SMs
 
-template <ST type>
-struct ScanOp {
-  template <class U>
-  __device__ __forceinline__ U operator()(U a, U b) const {
-    if constexpr (type == ST::sum) return kernels::Add{}(a, b);
-    else if constexpr (type == ST::prod) return kernels::Multiply{}(a, b);
-    else if constexpr (type == ST::max) return kernels::Maximum{}(a, b);
-    else if constexpr (type == ST::min) return kernels::Minimum{}(a, b);
-    else return kernels::LogAddExp{}(a, b);
-  }
-};
+using backend::scan_init;
+using backend::ScanOp;
 
-// The value an exclusive scan starts from (the CPU's scan_init).
-template <ST type, class U>
-U scan_init() {
-  constexpr double inf = std::numeric_limits<double>::infinity();
-  if constexpr (type == ST::sum) return kernels::Cast<U>{}(0);
-  else if constexpr (type == ST::prod) return kernels::Cast<U>{}(1);
-  else if constexpr (type == ST::logaddexp) return kernels::Cast<U>{}(-inf);
-  else if constexpr (kernels::is_complex_v<U>) {
-    U r;
-    r.re = r.im = float(type == ST::max ? -inf : inf);
-    return r;
-  } else if constexpr (kernels::is_bool_v<U>) return type == ST::min;
-  else if constexpr (kernels::is_int_v<U>)
-    return type == ST::max ? std::numeric_limits<U>::lowest() : std::numeric_limits<U>::max();
-  else return kernels::Cast<U>{}(type == ST::max ? -inf : inf);
-}
 
 // Whether chunks may be combined in another order with the same bits.
 template <ST type, class U>
@@ -67,15 +43,6 @@ inline constexpr bool associative =
     ((type == ST::sum || type == ST::prod) && (kernels::is_int_v<U> || kernels::is_bool_v<U>)) ||
     ((type == ST::max || type == ST::min) && !kernels::is_complex_v<U>);
 
-__device__ __forceinline__ int64_t row_offset(const RowLayout& l, int64_t r) {
-  if (l.ndim == 1) return r * l.strides[0];  // no 64-bit division
-  int64_t off = 0;
-  for (int d = l.ndim - 1; d >= 0; --d) {
-    off += (r % l.shape[d]) * l.strides[d];
-    r /= l.shape[d];
-  }
-  return off;
-}
 
 // Where row r starts in the dense output (its elements l.inner apart).
 __device__ __forceinline__ int64_t out_row(const RowLayout& l, int64_t r) {

@@ -23,13 +23,6 @@ namespace {
 using ew::Layout;
 using ST = Scatter::Type;
 
-constexpr int kThreads = 256;
-
-unsigned grid_for(int64_t n) {
-  return static_cast<unsigned>(
-      std::min<int64_t>((n + kThreads - 1) / kThreads, 1 << 20));
-}
-
 // Operand 0 of `l` is the positions array, operand 1 the updates (same shape).
 template <class I>
 __global__ void keys_kernel(const I* pos, uint64_t* keys, uint64_t* order,

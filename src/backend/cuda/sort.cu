@@ -61,15 +61,6 @@ __device__ __forceinline__ key_t<T> key_of(T x) {
   }
 }
 
-__device__ __forceinline__ int64_t row_offset(const RowLayout& l, int64_t r) {
-  if (l.ndim == 1) return r * l.strides[0];  // no 64-bit division
-  int64_t off = 0;
-  for (int d = l.ndim - 1; d >= 0; --d) {
-    off += (r % l.shape[d]) * l.strides[d];
-    r /= l.shape[d];
-  }
-  return off;
-}
 
 // keys[e] and pos[e] of element e = r * n + j (rows contiguous).
 template <class T>

@@ -27,6 +27,19 @@ struct RowLayout {
   int64_t inner = 1;
 };
 
+#ifdef __CUDACC__
+/// Where row r starts, relative to RowLayout::offset.
+__device__ __forceinline__ int64_t row_offset(const RowLayout& l, int64_t r) {
+  if (l.ndim == 1) return r * l.strides[0];  // no 64-bit division
+  int64_t off = 0;
+  for (int d = l.ndim - 1; d >= 0; --d) {
+    off += (r % l.shape[d]) * l.strides[d];
+    r /= l.shape[d];
+  }
+  return off;
+}
+#endif
+
 /// Sort, ArgSort, Partition, ArgPartition (sort.cu): `arg` writes uint32
 /// positions, else the values. Nothing is launched for an empty input.
 /// Scratch buffers come from the caching allocator of stream `st`.
