@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "core/eval_stats.h"
+#include "support/cpu_default.h"
 #include <nuvec/core/graph.h>
 #include <nuvec/nuvec.h>
 
@@ -43,6 +44,7 @@ TEST(Eval, ChainFreesIntermediates) {
 }
 
 TEST(Eval, DonationReusesTheInputBuffer) {
+  nuvec::testing::CpuDefault cpu_default;
   const int n = 1 << 20;
   Array x = ops::full({n}, 2.0, float32).copy();
   x.eval();
@@ -100,6 +102,7 @@ TEST(Eval, ThreadsSharingNodesRunEachOnce) {
 }
 
 TEST(Eval, MemoryLimitFailsTheNodeNotTheProcess) {
+  nuvec::testing::CpuDefault cpu_default;
   size_t old = set_memory_limit(size_t(1) << 20);
   Array big = ops::full({1 << 22}, 1.0, float32).copy();
   EXPECT_THROW(big.eval(), Error);

@@ -19,6 +19,7 @@
 #include "io/loaders.h"
 #include "nuvec/core/graph.h"
 #include "support/io_files.h"
+#include "support/cpu_default.h"
 
 using namespace nuvec;
 using namespace nuvec::test;
@@ -368,6 +369,7 @@ std::pair<uintptr_t, uintptr_t> mapped_range(const std::string& path) {
 }
 
 TEST(IoZeroCopy, OneGibFileLoadsWithoutReadingIt) {
+  nuvec::testing::CpuDefault cpu_default;
   TempDir dir;
   std::string path = dir / "big.safetensors";
   const uint64_t n = uint64_t(1) << 28;  // float32 elements: 1 GiB

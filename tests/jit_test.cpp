@@ -16,6 +16,7 @@
 
 #include "compile/jit.h"
 #include "support/bits.h"
+#include "support/cpu_default.h"
 #include <nuvec/compile.h>
 #include <nuvec/nuvec.h>
 
@@ -76,6 +77,7 @@ void expect_same(const Array& a, const Array& b) {
 }  // namespace
 
 TEST(Jit, GeneratedKernelsEqualEagerBitForBit) {
+  nuvec::testing::CpuDefault cpu_default;
   JitScope scope;
   for (DType dt : {float32, float16, bfloat16, float64}) {
     SCOPED_TRACE(std::string(dtype_name(dt)));
@@ -106,6 +108,7 @@ TEST(Jit, GeneratedKernelsEqualEagerBitForBit) {
 }
 
 TEST(Jit, IntegerBoolAndComplexRegions) {
+  nuvec::testing::CpuDefault cpu_default;
   JitScope scope;
   auto ints = compile([](const Array& x, const Array& y) {
     Array s = ops::left_shift(x, 3) ^ (y * 7 - x);
@@ -127,6 +130,7 @@ TEST(Jit, IntegerBoolAndComplexRegions) {
 }
 
 TEST(Jit, OneSharedObjectPerTraceAndMemoryReuse) {
+  nuvec::testing::CpuDefault cpu_default;
   JitScope scope;
   auto f = compile([](const Array& x) {
     Array a = ops::exp(x) + 1.0f;            // region 1
@@ -150,6 +154,7 @@ TEST(Jit, OneSharedObjectPerTraceAndMemoryReuse) {
 }
 
 TEST(Jit, DiskCacheServesALaterLoad) {
+  nuvec::testing::CpuDefault cpu_default;
   JitScope scope;
   auto body = [](const Array& x) { return ops::cosh(x) * x - 0.5f; };
   Array x = data({3, 5}, float32, 50);
@@ -164,6 +169,7 @@ TEST(Jit, DiskCacheServesALaterLoad) {
 
 // Run by DiskCacheServesASecondProcess in a child process.
 TEST(Jit, ChildLoadsFromDisk) {
+  nuvec::testing::CpuDefault cpu_default;
   const char* dir = std::getenv("NUVEC_JIT_TEST_CHILD_DIR");
   if (!dir) GTEST_SKIP() << "run by Jit.DiskCacheServesASecondProcess";
   jit::set_mode(jit::Mode::sync);
@@ -177,6 +183,7 @@ TEST(Jit, ChildLoadsFromDisk) {
 }
 
 TEST(Jit, DiskCacheServesASecondProcess) {
+  nuvec::testing::CpuDefault cpu_default;
   JitScope scope;
   Array x = array({1.0f, 2.0f, 3.0f});
   auto f = compile([](const Array& x) { return ops::erf(x) * x + 2.0f; });
@@ -201,6 +208,7 @@ TEST(Jit, DiskCacheServesASecondProcess) {
 }
 
 TEST(Jit, CorruptCachedKernelIsRebuilt) {
+  nuvec::testing::CpuDefault cpu_default;
   JitScope scope;
   auto body = [](const Array& x) { return ops::log(ops::abs(x) + 1.0f) * 4.0f; };
   Array x = data({10}, float32, 60);
@@ -216,6 +224,7 @@ TEST(Jit, CorruptCachedKernelIsRebuilt) {
 }
 
 TEST(Jit, UnsafeCacheDirectoriesAreRefused) {
+  nuvec::testing::CpuDefault cpu_default;
   JitScope scope;
   auto body = [](const Array& x) { return ops::square(x) + 2.0f; };
   Array x = array({1.0f, -2.0f});
@@ -242,6 +251,7 @@ TEST(Jit, UnsafeCacheDirectoriesAreRefused) {
 }
 
 TEST(Jit, WithoutACompilerTheInterpreterRuns) {
+  nuvec::testing::CpuDefault cpu_default;
   JitScope scope(jit::Mode::sync, "/nonexistent/c++");
   auto body = [](const Array& x) { return ops::tanh(x) * x + 1.0f; };
   Array x = data({4, 4}, float32, 70);
@@ -253,6 +263,7 @@ TEST(Jit, WithoutACompilerTheInterpreterRuns) {
 }
 
 TEST(Jit, AsyncModeSwitchesToTheKernelWhenReady) {
+  nuvec::testing::CpuDefault cpu_default;
   JitScope scope(jit::Mode::async);
   auto f = compile([](const Array& x) { return ops::sqrt(ops::abs(x)) * 3.0f - x; });
   Array x = data({64}, float32, 80);
@@ -265,6 +276,7 @@ TEST(Jit, AsyncModeSwitchesToTheKernelWhenReady) {
 }
 
 TEST(Jit, OffModeInterprets) {
+  nuvec::testing::CpuDefault cpu_default;
   JitScope scope(jit::Mode::off);
   auto f = compile([](const Array& x) { return ops::exp(x) * 2.0f; });
   Array x = data({8}, float32, 90);
@@ -277,6 +289,7 @@ TEST(Jit, OffModeInterprets) {
 // Two compiled functions with the same code share one module; destroying
 // one leaves the other's kernels loaded and running.
 TEST(Jit, DestroyingOneOfTwoFunctionsWithTheSameCode) {
+  nuvec::testing::CpuDefault cpu_default;
   JitScope scope;
   auto body = [](const Array& x) { return ops::sinh(x) * 0.5f + x; };
   Array x = data({33}, float32, 95);
@@ -293,6 +306,7 @@ TEST(Jit, DestroyingOneOfTwoFunctionsWithTheSameCode) {
 }
 
 TEST(Jit, DebugKernelsPrintsTheGeneratedSource) {
+  nuvec::testing::CpuDefault cpu_default;
   JitScope scope;
   setenv("NUVEC_DEBUG_KERNELS", "1", 1);
   ::testing::internal::CaptureStderr();

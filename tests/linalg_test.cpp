@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "support/conformance.h"
+#include "support/cpu_default.h"
 
 namespace nuvec {
 namespace {
@@ -117,6 +118,7 @@ std::vector<Array> build_linalg(const refs::Case& c) {
 }
 
 TEST(Linalg, MatchesMlx) {
+  nuvec::testing::CpuDefault cpu_default;
   cf::FileHooks hooks;
   hooks.tolerance = [](const refs::Case& c) {
     // Summation order and LAPACK's blocking differ from MLX's: allow a few
@@ -144,6 +146,7 @@ TEST(Linalg, MatchesMlx) {
 }
 
 TEST(Linalg, InvalidInputFailsWithOpAndLocation) {
+  nuvec::testing::CpuDefault cpu_default;
   Array bad = linalg::inv(ops::ones({3, 4}));
   int line = __LINE__ - 1;
   ASSERT_TRUE(bad.is_failed());
@@ -165,6 +168,7 @@ TEST(Linalg, InvalidInputFailsWithOpAndLocation) {
 }
 
 TEST(Linalg, LapackFailuresAreEvalErrors) {
+  nuvec::testing::CpuDefault cpu_default;
   auto expect_eval_error = [](const Array& x, const std::string& op, const std::string& word) {
     ASSERT_FALSE(x.is_failed());  // not known before evaluation
     try {
@@ -183,6 +187,7 @@ TEST(Linalg, LapackFailuresAreEvalErrors) {
 }
 
 TEST(Linalg, BatchedBroadcastAndNonContiguous) {
+  nuvec::testing::CpuDefault cpu_default;
   // a broadcast over a batch of right-hand sides, b transposed.
   Array a = array({{4.0, 1.0}, {2.0, 3.0}});
   Array b = ops::transpose(array({{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}}));  // (3, 2)

@@ -14,6 +14,8 @@
 #include <random>
 #include <string>
 
+#include "support/cpu_default.h"
+
 using namespace nuvec;
 
 namespace {
@@ -573,6 +575,7 @@ Array well_conditioned(const Shape& shape, uint32_t seed) {
 }  // namespace
 
 TEST(TransformsGrad, InvSolve) {
+  nuvec::testing::CpuDefault cpu_default;  // LAPACK: CPU only, as MLX
   check_rules(unary([](const Array& x) { return linalg::inv(x); }),
               {well_conditioned({2, 3, 3}, 1)}, "inv");
   check_rules(binary([](const Array& a, const Array& b) {
@@ -590,6 +593,7 @@ TEST(TransformsGrad, InvSolve) {
 }
 
 TEST(TransformsGrad, Cholesky) {
+  nuvec::testing::CpuDefault cpu_default;  // LAPACK: CPU only, as MLX
   // Cholesky reads the lower triangle only: the gradient is zero above it,
   // and a general (non-symmetric) matrix is a fine input.
   Array a = well_conditioned({3, 3}, 1) + ops::eye(3, -1, 0, float64) * 2.0;
@@ -608,6 +612,7 @@ TEST(TransformsGrad, Cholesky) {
 }
 
 TEST(TransformsGrad, Qr) {
+  nuvec::testing::CpuDefault cpu_default;  // LAPACK: CPU only, as MLX
   auto f = [](const std::vector<Array>& in) {
     auto [q, r] = linalg::qr(in[0]);
     return std::vector<Array>{q, r};
@@ -623,6 +628,7 @@ TEST(TransformsGrad, Qr) {
 }
 
 TEST(TransformsGrad, Eigh) {
+  nuvec::testing::CpuDefault cpu_default;  // LAPACK: CPU only, as MLX
   // Reads one triangle; eigenvectors up to sign: test V o V.
   Array a = distinct_array({4, 4}, 1) * 0.5 +
             ops::diag(array<double>({-3.0, 0.0, 3.0, 6.0}));
@@ -649,6 +655,7 @@ TEST(TransformsGrad, Eigh) {
 }
 
 TEST(TransformsGrad, Svd) {
+  nuvec::testing::CpuDefault cpu_default;  // LAPACK: CPU only, as MLX
   // Singular vectors up to sign: test S, U o U and Vt o Vt on the reduced
   // part, and the projector onto the complement of a full factor.
   auto f = [](const std::vector<Array>& in) {
@@ -705,6 +712,7 @@ TEST(TransformsGrad, Svd) {
 }
 
 TEST(TransformsGrad, PinvThroughSvd) {
+  nuvec::testing::CpuDefault cpu_default;  // LAPACK: CPU only, as MLX
   check_rules(unary([](const Array& x) { return linalg::pinv(x); }),
               {uniform_array({3, 2}, 1) + ops::eye(3, 2, 0, float64)}, "pinv");
 }

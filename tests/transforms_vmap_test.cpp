@@ -9,6 +9,8 @@
 #include <optional>
 #include <random>
 
+#include "support/cpu_default.h"
+
 using namespace nuvec;
 
 namespace {
@@ -386,6 +388,7 @@ TEST(TransformsVmap, Scans) {
 }
 
 TEST(TransformsVmap, Linalg) {
+  nuvec::testing::CpuDefault cpu_default;  // LAPACK: CPU only, as MLX
   // Well-conditioned matrices: x x^T + 4 I is positive definite.
   auto spd = [](const Array& x) {
     return ops::add(ops::matmul(x, ops::swapaxes(x, -1, -2)),
