@@ -16,6 +16,10 @@
 #include "nuvec/primitives/indexing.h"
 #include "nuvec/primitives/reduce.h"
 
+#ifdef __CUDACC__
+#include "backend/cuda/elementwise.cuh"
+#endif
+
 namespace nuvec::cuda::data {
 
 inline constexpr int kThreads = 256;
@@ -25,6 +29,12 @@ inline constexpr int kThreads = 256;
 inline unsigned grid_for(int64_t n) {
   return static_cast<unsigned>(std::min<int64_t>((n + kThreads - 1) / kThreads, 1 << 20));
 }
+
+#ifdef __CUDACC__
+/// Operand 0 of an element-wise layout of (shape, strides) at `offset`
+/// (collapsed; at most 8 dimensions, else an Error). gather.cu.
+ew::Layout layout1(const Shape& shape, const Strides& strides, int64_t offset);
+#endif
 
 /// Calls f with an unsigned integer of `itemsize` bytes (a value of the
 /// type): kernels that move bits use words of the element's size.

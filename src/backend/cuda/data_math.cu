@@ -123,17 +123,7 @@ void arg_reduce(const ArgReduce& p, const Array& x, Array& out,
   Strides kst = x.strides();
   kept.erase(kept.begin() + axis);
   kst.erase(kst.begin() + axis);
-  auto c = cpu::collapse<1>(kept, {&kst});
-  if (c.shape.size() > static_cast<size_t>(ew::kMaxDims))
-    throw Error(ErrorKind::backend,
-                "GPU arg-reductions take at most 8 collapsed dimensions");
-  Layout l;
-  l.ndim = static_cast<int>(c.shape.size());
-  l.offset[0] = x.desc()->offset;
-  for (int d = 0; d < l.ndim; ++d) {
-    l.shape[d] = c.shape[d];
-    l.strides[0][d] = c.strides[0][d];
-  }
+  Layout l = layout1(kept, kst, x.desc()->offset);
   const int len = x.shape()[axis];
   const int64_t stride = x.strides()[axis];
   // Long rows get a whole block, short ones a warp (8 rows per block).

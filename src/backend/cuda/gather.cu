@@ -12,21 +12,6 @@ namespace {
 using ew::Layout;
 
 
-// Operand 0 of a layout of (shape, strides) at `offset`.
-Layout layout1(const Shape& shape, const Strides& strides, int64_t offset) {
-  auto c = cpu::collapse<1>(shape, {&strides});
-  if (c.shape.size() > static_cast<size_t>(ew::kMaxDims))
-    throw Error(ErrorKind::backend,
-                "GPU gathers take at most 8 collapsed dimensions");
-  Layout l;
-  l.ndim = static_cast<int>(c.shape.size());
-  l.offset[0] = offset;
-  for (int d = 0; d < l.ndim; ++d) {
-    l.shape[d] = c.shape[d];
-    l.strides[0][d] = c.strides[0][d];
-  }
-  return l;
-}
 
 // The CPU's index rule: wrapped once when negative, then clamped to [0, n).
 template <class I>
@@ -94,6 +79,21 @@ __global__ void im2col_kernel(const W* x, W* o, int64_t total,
 }
 
 }  // namespace
+
+ew::Layout layout1(const Shape& shape, const Strides& strides, int64_t offset) {
+  auto c = cpu::collapse<1>(shape, {&strides});
+  if (c.shape.size() > static_cast<size_t>(ew::kMaxDims))
+    throw Error(ErrorKind::backend,
+                "GPU data kernels take at most 8 collapsed dimensions");
+  ew::Layout l;
+  l.ndim = static_cast<int>(c.shape.size());
+  l.offset[0] = offset;
+  for (int d = 0; d < l.ndim; ++d) {
+    l.shape[d] = c.shape[d];
+    l.strides[0][d] = c.strides[0][d];
+  }
+  return l;
+}
 
 void take(const Take& p, const Array& x, const Array& indices, Array& out,
           cudaStream_t s) {
