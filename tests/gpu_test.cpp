@@ -149,6 +149,22 @@ TEST(Gpu, MatmulMatchesTheCpu) {
   EXPECT_EQ(tf32_sensitive, 1.0f + 0x1p-20f) << "float32 products must not round to TF32";
 }
 
+// set_matmul_tf32(true) opts in to TF32 tensor cores: an operand 1 + 2^-20
+// rounds to 1 (a @ ones with a = (1 + 2^-20) I gives 1 instead of 1 + 2^-20).
+TEST(Gpu, MatmulTf32IsAnExplicitOption) {
+  NUVEC_GPU_REQUIRED();
+  const float v = 1.0f + 0x1p-20f;
+  Array a = ops::eye(256) * v, b = ops::ones({256, 256});
+  auto corner = [&] { return ops::matmul(a, b, Device::gpu).to_vector<float>()[0]; };
+  ASSERT_FALSE(matmul_tf32());
+  EXPECT_EQ(corner(), v);
+  set_matmul_tf32(true);
+  float rounded = corner();
+  set_matmul_tf32(false);
+  EXPECT_EQ(rounded, 1.0f);
+  EXPECT_EQ(corner(), v);
+}
+
 TEST(Gpu, RandomBitsAndArangeMatchTheCpu) {
   NUVEC_GPU_REQUIRED();
   Array keys = random::split(random::key(11), 3);

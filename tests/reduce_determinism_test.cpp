@@ -1,4 +1,5 @@
-// The CPU reduction contract: the bits of each output element depend only on
+// The CPU reduction contract (pinned to the CPU: on the GPU the bits are the
+// same run to run but depend on the layout and the batch, docs/gpu-status.md): the bits of each output element depend only on
 // its own row (length, dtype, element order), never on how many other rows
 // are reduced with it, on the layout (contiguous, transposed view, reversed,
 // offset) or on the thread count. Lengths straddle the kernel's thresholds:
@@ -10,6 +11,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "support/cpu_default.h"
 
 using namespace nuvec;
 
@@ -71,6 +74,7 @@ std::string label(const char* op, DType dt, int n, const char* layout) {
 // Each row of f over axis 1 of x, over axis 0 of x.T (a copy and a view) and
 // over axis 1 of a reversed view, against the row reduced alone.
 void check_rows(DType dt) {
+  nuvec::testing::CpuDefault cpu_default;
   for (int n : {1, 7, 4096, 65535, 65536, 65537, 100000, 300001}) {
     // Many rows for short lengths (several gathered tiles of 16 rows), a few
     // for long ones (whose blocks are then split between threads).
@@ -104,6 +108,7 @@ TEST(ReduceDeterminism, Int32RowsMatchAlone) { check_rows(int32); }
 // The case the vmap tests found: one row of 100000 floats alone and in a
 // batch went through different kernels.
 TEST(ReduceDeterminism, OneOutputAndManyOutputsAgree) {
+  nuvec::testing::CpuDefault cpu_default;
   Array x = make(float32, 4, 100000, false, 1);
   Array batched = ops::sum(x, Axes{1});
   for (int b = 0; b < 4; ++b)
@@ -114,6 +119,7 @@ TEST(ReduceDeterminism, OneOutputAndManyOutputsAgree) {
 // those axes as they appear in the array (the logical order, whatever the
 // strides), the same as reshaping them into one axis.
 TEST(ReduceDeterminism, SeveralAxesFollowLogicalOrder) {
+  nuvec::testing::CpuDefault cpu_default;
   const int rows = 3, p = 300, q = 301;  // p * q spans two blocks
   for (DType dt : {float32, float16}) {
     Array x = make(dt, rows * p, q, false, 11).reshape({rows, p, q});
@@ -145,6 +151,7 @@ TEST(ReduceDeterminism, SeveralAxesFollowLogicalOrder) {
 // Rows that start at odd element offsets (unaligned) give the bits of an
 // aligned copy.
 TEST(ReduceDeterminism, OffsetRowsMatchAlignedCopies) {
+  nuvec::testing::CpuDefault cpu_default;
   const int rows = 5, n = 70001;
   Array x = make(float32, rows, n + 3, false, 5);
   Array v = x.i(slice(), slice(3, {}));

@@ -718,6 +718,7 @@ TEST(TransformsGrad, PinvThroughSvd) {
 }
 
 TEST(TransformsGrad, Float32Dtypes) {
+  nuvec::testing::CpuDefault cpu_default;  // LAPACK: CPU only, as MLX
   // Rules keep the input dtype (the engine checks shapes, casts dtypes).
   Array x = uniform_array({3, 3}, 1).astype(float32) + ops::eye(3) * 3.0f;
   auto g = grad_flat([](const std::vector<Array>& in) {

@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <iterator>
+#include <memory>
 #include <ostream>
 #include <random>
 
+#include "support/cpu_default.h"
 #include "support/rule_cases.h"
 #include "support/rule_check.h"
 
@@ -46,9 +48,23 @@ std::vector<Entry> all_primitives() {
   return ids;
 }
 
+// The CPU as default device while the result lives, when `pin` holds.
+std::unique_ptr<nuvec::testing::CpuDefault> cpu_if(bool pin) {
+  return pin ? std::make_unique<nuvec::testing::CpuDefault>() : nullptr;
+}
+
+// vmap equals the loop bit for bit on the CPU; on the GPU cuBLAS picks its
+// kernels by the batch shape, so the batched products of Matmul and of
+// Im2Col's convolutions run there (docs/gpu-status.md, determinism).
+bool vmap_bits_need_cpu(PrimitiveId id) {
+  return id == PrimitiveId::Matmul || id == PrimitiveId::Im2Col;
+}
+
 class Rules : public ::testing::TestWithParam<Entry> {
  protected:
   PrimitiveId id() const { return GetParam().id; }
+  // LAPACK runs on the CPU only, as MLX's linalg.
+  std::unique_ptr<nuvec::testing::CpuDefault> lapack_on_cpu = cpu_if(id() == PrimitiveId::Linalg);
   // A fixed seed per primitive: failures reproduce.
   std::mt19937 rng{0x5eedu + static_cast<unsigned>(id())};
   RuleCase rule_case = kCases[static_cast<int>(id())](rng);
@@ -107,6 +123,7 @@ TEST_P(Rules, DerivativesMatchFiniteDifferences) {
 }
 
 TEST_P(Rules, VmapMatchesLoop) {
+  auto pin = cpu_if(vmap_bits_need_cpu(id()));
   for (const Probe& p : rule_case.probes)
     if (p.vmap) run(p, "", [&] { return rulecheck::check_vmap(p, rng); });
 }
@@ -114,6 +131,7 @@ TEST_P(Rules, VmapMatchesLoop) {
 // Transforms of the vjp: jvp of vjp against finite differences (second
 // derivatives, on contiguous inputs) and vmap of vjp against a loop.
 TEST_P(Rules, SecondOrderAndVmapOfVjp) {
+  auto pin = cpu_if(vmap_bits_need_cpu(id()));
   for (const Probe& p : rule_case.probes) {
     if (p.grad == Grad::zero) continue;
     run(p, "jvp and vmap of its vjp", [&] {

@@ -228,6 +228,9 @@ TEST(TransformsVmap, ArgReduceAndNumberOf) {
 }
 
 TEST(TransformsVmap, Matmul) {
+  // vmap equals the loop bit for bit on the CPU; on the GPU cuBLAS picks its
+  // kernels by the batch shape (docs/gpu-status.md, determinism).
+  nuvec::testing::CpuDefault cpu_default;
   auto mm =
       binary([](const Array& a, const Array& b) { return ops::matmul(a, b); });
   Array a = randn({3, 4, 5}, 1), b = randn({5, 3, 2}, 2);
@@ -256,6 +259,9 @@ TEST(TransformsVmap, ConcatenateMixesBatchedAndUnbatched) {
 }
 
 TEST(TransformsVmap, ConvolutionIm2Col) {
+  // vmap equals the loop bit for bit on the CPU; on the GPU cuBLAS picks its
+  // kernels by the batch shape (docs/gpu-status.md, determinism).
+  nuvec::testing::CpuDefault cpu_default;
   auto c1 = binary(
       [](const Array& x, const Array& w) { return ops::conv1d(x, w, 2, 1); });
   Array x = randn({3, 2, 9, 4}, 1), w = randn({3, 5, 3, 4}, 2);
@@ -437,6 +443,9 @@ TEST(TransformsVmap, OutputsIndependentOfTheBatch) {
 }
 
 TEST(TransformsVmap, NonContiguousInputs) {
+  // vmap equals the loop bit for bit on the CPU; on the GPU cuBLAS picks its
+  // kernels by the batch shape (docs/gpu-status.md, determinism).
+  nuvec::testing::CpuDefault cpu_default;
   auto f = [](const std::vector<Array>& in) {
     Array m = ops::matmul(in[0], in[1]);
     return std::vector<Array>{ops::sort(m, 0), m.sum({1}),
@@ -481,6 +490,9 @@ TEST(TransformsVmap, NestedVmap) {
 }
 
 TEST(TransformsVmap, ComposesWithGrad) {
+  // vmap equals the loop bit for bit on the CPU; on the GPU cuBLAS picks its
+  // kernels by the batch shape (docs/gpu-status.md, determinism).
+  nuvec::testing::CpuDefault cpu_default;
   // Per-example gradients: the vjp's own primitives (broadcasts, scatters
   // of take's cotangent, transposed products) go through the vmap rules.
   FlatFunction loss = [](const std::vector<Array>& in) {

@@ -14,16 +14,20 @@ namespace {
 
 std::atomic<int> next_stream_index{1};
 Device& global_default_device() {
-  // The CPU until the GPU backend covers every primitive
-  // (docs/gpu-status.md); set_default_device(Device::gpu) or
-  // NUVEC_DEFAULT_DEVICE=gpu (when a GPU is available) opt in.
+  // The GPU when one is available (as MLX), the CPU otherwise;
+  // NUVEC_DEFAULT_DEVICE=cpu keeps the CPU (docs/gpu-status.md).
   static Device d = [] {
     const char* v = std::getenv("NUVEC_DEFAULT_DEVICE");
-    return v && std::string(v) == "gpu" && backend::gpu_available() ? Device(Device::gpu) : Device(Device::cpu);
+    bool cpu = v && std::string(v) == "cpu";
+    return !cpu && backend::gpu_available() ? Device(Device::gpu) : Device(Device::cpu);
   }();
   return d;
 }
 thread_local std::optional<Stream> thread_default_stream;
+std::atomic<bool> tf32{[] {
+  const char* v = std::getenv("NUVEC_MATMUL_TF32");
+  return v && std::string(v) == "1";
+}()};
 
 }  // namespace
 
@@ -68,6 +72,9 @@ void with_stream(const StreamOrDevice& s, const std::function<void()>& f) {
   thread_default_stream = to_stream(s);
   f();
 }
+
+void set_matmul_tf32(bool on) { tf32 = on; }
+bool matmul_tf32() { return tf32; }
 
 std::ostream& operator<<(std::ostream& os, Device d) {
   return os << "Device(" << (d.type == Device::cpu ? "cpu" : "gpu") << ", "

@@ -55,6 +55,13 @@ Stream to_stream(const StreamOrDevice& s);
 /// default afterwards (also when `f` throws).
 void with_stream(const StreamOrDevice& s, const std::function<void()>& f);
 
+/// float32 matrix products on the GPU through TF32 tensor cores: faster,
+/// with operands rounded to 10 bits of mantissa. Off by default (float32
+/// products float32-accurate); NUVEC_MATMUL_TF32=1 in the environment sets
+/// the initial value. Read when a product runs; the CPU ignores it.
+void set_matmul_tf32(bool on);
+bool matmul_tf32();
+
 std::ostream& operator<<(std::ostream& os, Device d);
 std::ostream& operator<<(std::ostream& os, Stream s);
 

@@ -1,5 +1,5 @@
-// Matrix products on the GPU through cuBLAS: float32 (no TF32: float32
-// products keep float32 accuracy), float64, complex64, and float16 /
+// Matrix products on the GPU through cuBLAS: float32 (no TF32 unless
+// set_matmul_tf32(true): float32 products keep float32 accuracy), float64, complex64, and float16 /
 // bfloat16 with float32 accumulation. A transposed operand is passed as a
 // flag; other layouts are copied dense first. Batches with even strides go
 // in one strided-batched call, others one call per matrix.
@@ -30,8 +30,8 @@ cublasHandle_t handle_for(cudaStream_t s) {
   if (!h) {
     check(cublasCreate(&h), "cublasCreate");
     check(cublasSetStream(h, s), "cublasSetStream");
-    // The default math mode: float32 products use TF32 only when a compute
-    // type asks for it, and none here does.
+    // The default math mode: float32 products use TF32 only when the
+    // compute type asks for it (set_matmul_tf32).
     check(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
   }
   return h;
@@ -79,7 +79,7 @@ void launch_matmul(const Array& a0, const Array& b0, Array& out, void* stream, S
   cudaDataType t;
   cublasComputeType_t compute;
   DType d = out.dtype();
-  if (d == float32) t = CUDA_R_32F, compute = CUBLAS_COMPUTE_32F;
+  if (d == float32) t = CUDA_R_32F, compute = matmul_tf32() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   else if (d == float64) t = CUDA_R_64F, compute = CUBLAS_COMPUTE_64F;
   else if (d == complex64) t = CUDA_C_32F, compute = CUBLAS_COMPUTE_32F;
   else if (d == float16) t = CUDA_R_16F, compute = CUBLAS_COMPUTE_32F;
