@@ -70,3 +70,53 @@ TEST(GpuMemory, FollowsBuffers) {
   Array again = filled(bytes / 4, 1.0f);
   EXPECT_EQ(ops::sum(again).item<float>(), static_cast<float>(bytes / 4));
 }
+
+// Buffer donation on the GPU: an element-wise op writes over an input
+// nothing else holds, so a chain of them needs one buffer, not two.
+TEST(GpuMemory, ElementwiseChainsWriteOverTheirTemporaries) {
+  if (!is_available(Device::gpu)) GTEST_SKIP() << "no GPU in this process";
+  const size_t bytes = size_t(64) << 20, n = bytes / 4;
+  Array x = filled(n, 0.5f);
+  x.eval();
+  Array want = ops::exp(ops::sin(ops::add(x, 1.0f, Device::cpu), Device::cpu), Device::cpu);
+  want.eval();
+  clear_cache(Device::gpu);
+  reset_peak_memory(Device::gpu);
+  size_t base = get_active_memory(Device::gpu);
+  Array y = ops::exp(ops::sin(ops::add(x, 1.0f, Device::gpu), Device::gpu), Device::gpu);
+  y.eval();
+  EXPECT_EQ(get_peak_memory(Device::gpu) - base, bytes) << "without donation: 2 buffers";
+  EXPECT_TRUE(ops::array_equal(y, want).item<bool>());
+  // A donated buffer that was read on the host before: the host copy of the
+  // old bytes is not served for the new ones.
+  Array t = ops::add(x, 1.0f, Device::gpu);
+  EXPECT_EQ(t.to_vector<float>()[0], 1.5f);
+  Array u = ops::exp(std::move(t), Device::gpu);
+  EXPECT_EQ(u.to_vector<float>()[0], ops::exp(array(1.5f), Device::cpu).item<float>());
+  // An input held elsewhere is not written over.
+  Array v = ops::add(x, 1.0f, Device::gpu);
+  v.eval();
+  Array w = ops::exp(v, Device::gpu);
+  w.eval();
+  EXPECT_EQ(v.to_vector<float>()[0], 1.5f);
+}
+
+// A buffer read by a kernel on another stream goes back to its stream's
+// cache only after that read: a long scan on stream b reads x while x is
+// dropped and stream a allocates and fills a buffer of x's size.
+TEST(GpuMemory, BuffersReadOnAnotherStreamWaitForTheRead) {
+  if (!is_available(Device::gpu)) GTEST_SKIP() << "no GPU in this process";
+  const int n = 1 << 20;  // one float row: a sequential scan (milliseconds)
+  Stream a = new_stream(Device::gpu), b = new_stream(Device::gpu);
+  clear_cache(Device::gpu);
+  Array x = random::uniform({n}, float32, random::key(3), a);
+  x.eval();
+  Array x_host = array(x.to_vector<float>(), {n});
+  Array y = ops::cumsum(x, 0, {}, b);
+  async_eval({y});
+  x = Array();
+  Array z = ops::add(ops::full({n}, -1.0f, float32, a), 0.0f, a);  // reuses x's block
+  z.eval();
+  EXPECT_TRUE(ops::array_equal(y, ops::cumsum(x_host, 0, {}, Device::cpu)).item<bool>());
+  EXPECT_EQ(z.to_vector<float>()[n - 1], -1.0f);
+}

@@ -27,6 +27,9 @@ bool gpu_available();
 std::string gpu_unavailable_reason();
 /// A device buffer of `nbytes` for work on stream `s`.
 std::shared_ptr<Data> allocate_gpu(size_t nbytes, Stream s);
+/// Whether an element-wise kernel on GPU stream `s` may write its output
+/// into `d`, the buffer of an input nothing else holds (see cuda::donate).
+bool gpu_donate(const Data& d, Stream s);
 /// Waits for all enqueued GPU work (throws for a kernel that failed).
 void gpu_synchronize();
 /// Runs `p` on GPU stream `s` (inputs on the host are uploaded).

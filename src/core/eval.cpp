@@ -103,12 +103,15 @@ void execute(Node& n) {
     } else {
       needs_kernel = true;
       for (auto& in : n.inputs) {
-        // (Not on the GPU yet: a buffer's last readers may still be
-        // running on another stream.)
-        if (elementwise && !gpu && !n.keep_graph && can_donate(in, *desc) &&
-            in.desc()->data->device == Device::cpu) {
-          desc->data = in.desc()->data;
-          break;
+        // An element-wise kernel may write over an input nothing else
+        // holds; on the GPU when that input was written on this stream
+        // (other streams' reads are then waited for on the GPU).
+        if (elementwise && !n.keep_graph && can_donate(in, *desc)) {
+          const Data& d = *in.desc()->data;
+          if (gpu ? d.device == Device::gpu && backend::gpu_donate(d, n.stream) : d.device == Device::cpu) {
+            desc->data = in.desc()->data;
+            break;
+          }
         }
       }
       size_t bytes = static_cast<size_t>(desc->size) * spec.dtype.size();

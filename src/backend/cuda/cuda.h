@@ -38,6 +38,10 @@ void eval(const Primitive& p, const std::vector<Array>& in, std::vector<Array>& 
 
 /// A host copy of a device buffer, once the work that writes it is done.
 std::shared_ptr<Data> to_host(const Data& d);
+/// Whether a kernel on `s` may write into `d`, an input only that kernel
+/// holds (buffer donation): when `d`'s writer ran on `s`; `s` then waits
+/// for the reads of other streams.
+bool donate(const Data& d, Stream s);
 
 /// The architecture generated code is compiled for ("sm_90", "" without a
 /// GPU) and the identity of NVRTC and the driver (nvrtc.cpp).

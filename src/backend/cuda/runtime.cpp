@@ -13,6 +13,8 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "backend/backend.h"
 #include "backend/cuda/cuda.h"
@@ -59,8 +61,21 @@ class Allocator {
     size_t size;
     cudaStream_t stream;             // the stream its writer runs on
     cudaEvent_t ready = nullptr;     // recorded after its writer was enqueued
-    std::mutex mu;                   // guards mirror
+    std::mutex mu;                   // guards mirror and readers
     std::shared_ptr<Data> mirror;    // the host copy, once read on the host
+    // Streams other than `stream` that read the buffer, each with an event
+    // recorded after its latest reading kernel: the buffer is reused (from
+    // the cache of `stream`, or donated) only after those reads.
+    std::vector<std::pair<cudaStream_t, cudaEvent_t>> readers;
+
+    // Makes `s` wait for the other streams' reads, and forgets them.
+    void order_after_readers(cudaStream_t s) {
+      for (auto& [rs, ev] : readers) {
+        cudaStreamWaitEvent(s, ev, 0);
+        cudaEventDestroy(ev);  // released once it completes
+      }
+      readers.clear();
+    }
   };
 
   std::shared_ptr<Data> allocate(size_t nbytes, cudaStream_t stream) {
@@ -97,9 +112,10 @@ class Allocator {
     d->capacity = size;
     d->device = Device::gpu;
     d->from_allocator = true;
-    d->context = new Block{this, size, stream, nullptr, {}, nullptr};
+    d->context = new Block{this, size, stream, nullptr, {}, nullptr, {}};
     d->release = [](Data& data) {
       auto* b = static_cast<Block*>(data.context);
+      b->order_after_readers(b->stream);  // its next user runs on b->stream
       b->owner->free(data.ptr, b->size, b->stream);
       if (b->ready) cudaEventDestroy(b->ready);  // released once it completes
       delete b;
@@ -197,6 +213,22 @@ void record(const Data& d, cudaStream_t s) {
   if (!b.ready) check(cudaEventCreateWithFlags(&b.ready, cudaEventDisableTiming), "cudaEventCreate");
   b.stream = s;
   check(cudaEventRecord(b.ready, s), "cudaEventRecord");
+}
+
+// Notes that the work enqueued so far on `s` reads `d` (when `s` is not
+// the stream that writes it).
+void note_reader(const Data& d, cudaStream_t s) {
+  auto& b = block_of(d);
+  std::lock_guard<std::mutex> lock(b.mu);
+  if (b.stream == s) return;
+  cudaEvent_t ev = nullptr;
+  for (auto& [rs, e] : b.readers)
+    if (rs == s) ev = e;
+  if (!ev) {
+    check(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming), "cudaEventCreate");
+    b.readers.emplace_back(s, ev);
+  }
+  check(cudaEventRecord(ev, s), "cudaEventRecord");
 }
 
 // Host-to-device copies of small buffers go through a ring of pinned slots,
@@ -304,6 +336,16 @@ size_t set_memory_limit(size_t bytes) { return allocator().set_limit(bytes, fals
 size_t set_cache_limit(size_t bytes) { return allocator().set_limit(bytes, true); }
 void clear_cache() { allocator().clear(); }
 
+bool donate(const Data& d, Stream s) {
+  auto& b = block_of(d);
+  cudaStream_t cs = stream_for(s);
+  std::lock_guard<std::mutex> lock(b.mu);
+  if (b.stream != cs) return false;  // its writer's later readers are not tracked
+  b.order_after_readers(cs);
+  b.mirror.reset();  // the bytes change
+  return true;
+}
+
 std::shared_ptr<Data> to_host(const Data& d) {
   auto* b = static_cast<Allocator::Block*>(d.context);
   std::lock_guard<std::mutex> lock(b->mu);
@@ -363,6 +405,8 @@ void eval(const Primitive& p, const std::vector<Array>& raw_in, std::vector<Arra
   }
   for (auto& o : out)
     if (o.desc()->data && o.desc()->data->device == Device::gpu) record(*o.desc()->data, cs);
+  for (const auto& a : raw_in)
+    if (a.desc()->data && a.desc()->data->device == Device::gpu) note_reader(*a.desc()->data, cs);
 }
 
 }  // namespace nuvec::cuda
