@@ -13,7 +13,6 @@
 #include "backend/backend.h"
 #include "compile/emit_cpp.h"
 #include "compile/jit.h"
-#include "compile/jit_embed.h"
 #include "support/programs.h"
 #include <nuvec/compile.h>
 
@@ -56,15 +55,16 @@ TEST(GpuCompile, GeneratedSourcesCompileWithNvrtc) {
   if (!built_with_cuda()) GTEST_SKIP() << "built without CUDA";
   Batch b = batch(7, 12, 2000);
   auto g = compiler::trace(b.inputs, false, [&](const Arrays& ph) { return b.f()(ph); });
-  std::string source = std::string(compiler::cuda_prelude()) + jit_detail::kFunctorSource;
+  std::string program;
   int regions = 0;
   for (const auto& s : g.steps) {
     if (s.primitive->id() != PrimitiveId::Fused) continue;
     compiler::EmitRegion r{static_cast<const Fused*>(s.primitive.get()), {}};
     for (const auto& in : s.inputs) r.input_dtypes.push_back(in.dtype());
-    source += compiler::emit_cuda_kernel(r, regions++);
+    program += compiler::emit_cuda_kernel(r, regions++);
   }
   EXPECT_GT(regions, 6);
+  std::string source = compiler::cuda_program(program);
   std::string binary;
   std::string error = backend::gpu_compile(source, "sm_90", binary);
   EXPECT_EQ(error, "") << b.text;

@@ -2,7 +2,10 @@
 // for every primitive, its probes (support/rule_cases.h) are checked for
 // building the primitive, vjp and jvp against finite differences and each
 // other on several layouts, vmap against a loop, and failed inputs. A rule
-// that is missing throws, which fails the test naming the primitive.
+// that is missing throws, which fails the test naming the primitive. A
+// primitive that has no rules on purpose (fast::CudaKernel, as MLX's) says
+// so in its case, and each transform must refuse it with an error naming
+// it.
 #include <gtest/gtest.h>
 
 #include <iterator>
@@ -110,6 +113,15 @@ TEST_P(Rules, ProbesBuildThePrimitive) {
 }
 
 TEST_P(Rules, DerivativesMatchFiniteDifferences) {
+  if (!rule_case.no_rules.empty()) {  // none to check: they must refuse
+    for (const Probe& p : rule_case.probes)
+      for (const char* which : {"vjp", "jvp"})
+        run(p, which, [&] {
+          return rulecheck::check_rules_refused(p, rulecheck::sample(p, rng), which,
+                                                rule_case.no_rules);
+        });
+    return;
+  }
   for (const Probe& p : rule_case.probes) {
     auto inputs = rulecheck::sample(p, rng);
     for (const auto& layout : rulecheck::layouts(inputs)) {
@@ -124,8 +136,15 @@ TEST_P(Rules, DerivativesMatchFiniteDifferences) {
 
 TEST_P(Rules, VmapMatchesLoop) {
   auto pin = cpu_if(vmap_bits_need_cpu(id()));
-  for (const Probe& p : rule_case.probes)
-    if (p.vmap) run(p, "", [&] { return rulecheck::check_vmap(p, rng); });
+  for (const Probe& p : rule_case.probes) {
+    if (!rule_case.no_rules.empty())
+      run(p, "vmap", [&] {
+        return rulecheck::check_rules_refused(p, rulecheck::sample(p, rng), "vmap",
+                                              rule_case.no_rules);
+      });
+    else if (p.vmap)
+      run(p, "", [&] { return rulecheck::check_vmap(p, rng); });
+  }
 }
 
 // Transforms of the vjp: jvp of vjp against finite differences (second
@@ -133,7 +152,7 @@ TEST_P(Rules, VmapMatchesLoop) {
 TEST_P(Rules, SecondOrderAndVmapOfVjp) {
   auto pin = cpu_if(vmap_bits_need_cpu(id()));
   for (const Probe& p : rule_case.probes) {
-    if (p.grad == Grad::zero) continue;
+    if (p.grad == Grad::zero || !rule_case.no_rules.empty()) continue;
     run(p, "jvp and vmap of its vjp", [&] {
       Probe q = rulecheck::vjp_of(p, rng);
       auto inputs = rulecheck::sample(q, rng);

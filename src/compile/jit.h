@@ -12,8 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "backend/backend.h"
 #include "compile/simplify.h"
 #include "nuvec/compile.h"
+#include "nuvec/primitives/gpu_module.h"
 
 namespace nuvec::compiler {
 
@@ -26,6 +28,16 @@ void prepare_cpu_kernels(const Graph& g);
 /// with NVRTC before returning, or loaded from the memory or disk cache);
 /// nothing without a GPU or with jit::Mode::off.
 void prepare_gpu_kernels(const Graph& g);
+
+/// The whole text NVRTC compiles for `program` (CUDA C++ that uses the
+/// functors): the NVRTC prelude and the functor header, then `program`.
+std::string cuda_program(const std::string& program);
+
+/// The module of `program` (cuda_program(program) built for `t.arch`): from
+/// the memory cache, the disk cache or NVRTC; null with `error` set to
+/// NVRTC's log when it does not compile.
+std::shared_ptr<const GpuModule> gpu_module(const std::string& program, const backend::GpuTarget& t,
+                                            std::string& error);
 
 /// The text of a trace's program with the functor header in front.
 std::string full_source(const std::string& program, const std::string& key);

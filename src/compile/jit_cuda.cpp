@@ -1,12 +1,12 @@
-// Generated GPU kernels of fused regions (jit.h: prepare_gpu_kernels): each
+// Generated GPU kernels (jit.h: gpu_module, prepare_gpu_kernels): each
 // fused step on a GPU stream is emitted as CUDA C++ after the functor
 // header (emit_cuda_kernel), compiled with NVRTC for this GPU when a trace
-// is made, and cached in memory (by source) and on disk under
-// $NUVEC_CACHE_DIR/cuda, keyed by the source, the GPU architecture and the
-// NVRTC and driver versions. The disk cache follows the CPU cache's rules
-// (private directory, temporary name then rename, no links followed); a
-// cached file starts with its key and a hash of its bytes, checked before
-// the binary is handed to the driver.
+// is made (fast::CudaKernel's programs when called), and cached in memory
+// (by source) and on disk under $NUVEC_CACHE_DIR/cuda, keyed by the source,
+// the GPU architecture and the NVRTC and driver versions. The disk cache
+// follows the CPU cache's rules (private directory, temporary name then
+// rename, no links followed); a cached file starts with its key and a hash
+// of its bytes, checked before the binary is handed to the driver.
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -28,7 +28,7 @@ constexpr size_t kMaxBinary = 64u << 20;
 
 struct GpuCache {
   std::mutex mu;
-  std::unordered_map<std::string, std::weak_ptr<const FusedGpuModule>> modules;
+  std::unordered_map<std::string, std::weak_ptr<const GpuModule>> modules;
   bool dir_done = false;
   std::string dir;  // "" without a disk cache
   jit::Stats stats;
@@ -66,15 +66,35 @@ std::string disk_dir(GpuCache& c) {
   return c.dir;
 }
 
+// The first failure of generated kernels, logged once per process (the
+// regions then run op by op, with the same results).
+void log_failure(const std::string& error) {
+  auto& c = cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  if (!c.reason.empty()) return;
+  c.reason = error;
+  std::fprintf(stderr,
+               "[nuvec] compile: generated GPU kernels failed to build; fused regions run op by op "
+               "(same results): %s\n",
+               error.c_str());
+}
+
 bool env_flag(const char* name) {
   const char* v = std::getenv(name);
   return v && *v && std::string(v) != "0";
 }
 
-// The module of a trace's program: memory, disk, or NVRTC; null on failure
-// (logged once; the backend then runs the regions op by op).
-std::shared_ptr<const FusedGpuModule> module_for(const std::string& program, const backend::GpuTarget& t) {
-  std::string source = std::string(compiler::cuda_prelude()) + jit_detail::kFunctorSource + program;
+}  // namespace
+
+namespace compiler {
+
+std::string cuda_program(const std::string& program) {
+  return std::string(cuda_prelude()) + jit_detail::kFunctorSource + program;
+}
+
+std::shared_ptr<const GpuModule> gpu_module(const std::string& program, const backend::GpuTarget& t,
+                                            std::string& error) {
+  std::string source = cuda_program(program);
   Hash128 h;
   h.add(source);
   h.add(t.arch);
@@ -86,7 +106,7 @@ std::shared_ptr<const FusedGpuModule> module_for(const std::string& program, con
     ++c.stats.memory_hits;
     return m;
   }
-  auto m = std::make_shared<FusedGpuModule>();
+  auto m = std::make_shared<GpuModule>();
   const std::string dir = disk_dir(c);
   if (auto b = dir.empty() ? std::nullopt : from_disk(dir, key)) {
     m->binary = std::move(*b);
@@ -94,16 +114,9 @@ std::shared_ptr<const FusedGpuModule> module_for(const std::string& program, con
   } else {
     if (env_flag("NUVEC_DEBUG_KERNELS"))
       std::fprintf(stderr, "[nuvec] GPU kernels %s:\n%s\n", key.c_str(), program.c_str());
-    std::string error = backend::gpu_compile(source, t.arch, m->binary);
+    error = backend::gpu_compile(source, t.arch, m->binary);
     if (!error.empty()) {
       ++c.stats.failures;
-      if (c.reason.empty()) {
-        c.reason = error;
-        std::fprintf(stderr,
-                     "[nuvec] compile: generated GPU kernels failed to build; fused regions run op by op "
-                     "(same results): %s\n",
-                     error.c_str());
-      }
       return nullptr;
     }
     ++c.stats.compiled;
@@ -112,10 +125,6 @@ std::shared_ptr<const FusedGpuModule> module_for(const std::string& program, con
   c.modules[key] = m;
   return m;
 }
-
-}  // namespace
-
-namespace compiler {
 
 void prepare_gpu_kernels(const Graph& g) {
   if (jit::mode() == jit::Mode::off) return;
@@ -131,8 +140,12 @@ void prepare_gpu_kernels(const Graph& g) {
   if (t.arch.empty()) return;  // no GPU: nothing will run there
   std::string program;
   for (size_t i = 0; i < regions.size(); ++i) program += emit_cuda_kernel(regions[i], static_cast<int>(i));
-  auto m = module_for(program, t);
-  if (!m) return;
+  std::string error;
+  auto m = gpu_module(program, t, error);
+  if (!m) {
+    log_failure(error);
+    return;
+  }
   for (size_t i = 0; i < regions.size(); ++i) {
     const EmitRegion& r = regions[i];
     auto k = std::make_shared<FusedGpuKernel>();

@@ -1,7 +1,7 @@
 // The checks of the cross-backend harness (tests/gpu_ops_test.cpp) for the
 // primitives that are not element-wise, copies or views: reductions,
 // creation and random bits, gathers and scatters, sorting and scans,
-// convolution, linear algebra and compile.
+// convolution, linear algebra, compile and users' CUDA kernels.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -499,6 +499,51 @@ void check_Fused() {
             return on(s, [&] { return f(xs[i].x, ys[(i + 3) % 4].x); });
           },
           "compiled " + name(dt) + " " + xs[i].layout);
+  }
+}
+
+// A user's kernel (fast::CudaKernel) has no CPU version: its GPU result is
+// compared with the same arithmetic done by ops on the CPU. Both kernels
+// call nuvec's functors, so the bits are the ops' bits; one reads dense
+// copies (ensure_row_contiguous), the other the inputs' own layouts through
+// a_strides and b_strides.
+void check_CudaKernel() {
+  const char* body = R"(
+  const long i = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < N) out[i] = nuvec::kernels::Add{}(nuvec::kernels::Multiply{}(a[i], b[i]), T(1));
+)";
+  const char* strided_body = R"(
+  const long i = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= N) return;
+  long ia = 0, ib = 0, rest = i;
+  for (int d = a_ndim - 1; d >= 0; --d) {
+    const long c = rest % a_shape[d];
+    rest /= a_shape[d];
+    ia += c * a_strides[d];
+    ib += c * b_strides[d];
+  }
+  out[i] = nuvec::kernels::Add{}(nuvec::kernels::Multiply{}(a[ia], b[ib]), T(1));
+)";
+  fast::CudaKernel dense("fma_dense", {"a", "b"}, {"out"}, body);
+  fast::CudaKernel strided("fma_strided", {"a", "b"}, {"out"}, strided_body, "", false);
+  for (DType dt : {float32, float16, bfloat16, float64, int32, uint8}) {
+    auto as = layouts(dt, 102), bs = layouts(dt, 103);
+    for (size_t i = 0; i < as.size(); ++i)
+      for (const auto* k : {&dense, &strided}) {
+        const Array &a = as[i].x, &b = bs[(i + 1) % bs.size()].x;
+        expect_same(
+            [&](StreamOrDevice s) {
+              if (to_stream(s).device != Device::gpu) return ops::add(ops::multiply(a, b, s), 1, s);
+              int n = static_cast<int>(a.size());
+              return (*k)({a, b}, {.output_shapes = {a.shape()},
+                                   .output_dtypes = {dt},
+                                   .grid = {n, 1, 1},
+                                   .threadgroup = {64, 1, 1},
+                                   .template_args = {{"T", dt}, {"N", n}},
+                                   .stream = s})[0];
+            },
+            k->name() + " " + name(dt) + " " + as[i].layout);
+      }
   }
 }
 

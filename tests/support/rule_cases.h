@@ -119,6 +119,12 @@ struct RuleCase {
   /// exists inside another mechanism): why. Its probes then exercise the
   /// functions around it, and must not build it.
   std::string unreachable;
+  /// Set for a primitive without transform rules (as MLX's custom
+  /// kernels): text that the error of each transform must contain (the
+  /// name it gives). The harness then checks that vjp, jvp and vmap of its
+  /// probes throw a transform error with it, and evaluates nothing (the
+  /// primitive may need a device the machine lacks).
+  std::string no_rules;
 };
 
 /// Deliberately never defined: every primitive has its own specialization,
@@ -229,6 +235,7 @@ NUVEC_RULE_CASE(Scan)
 NUVEC_RULE_CASE(Concatenate)
 NUVEC_RULE_CASE(Im2Col)
 NUVEC_RULE_CASE(Custom)
+NUVEC_RULE_CASE(CudaKernel)
 NUVEC_RULE_CASE(Placeholder)
 NUVEC_RULE_CASE(Fused)
 #undef NUVEC_RULE_CASE

@@ -406,6 +406,25 @@ RuleCase Case<PrimitiveId::Custom>::make(std::mt19937&) {
            probe("checkpoint", checkpointed, {{4}, {4}})}};
 }
 
+RuleCase Case<PrimitiveId::CudaKernel>::make(std::mt19937&) {
+  // A user's CUDA kernel (fast::CudaKernel) has no transform rules, as
+  // MLX's: each transform must fail naming the kernel. The call is on the
+  // GPU stream (a CPU stream refuses it); building the node needs no GPU.
+  fast::CudaKernel kernel("axpy", {"a", "b"}, {"out"},
+                          "int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                          "if (i < a_shape[0] * a_shape[1]) out[i] = a[i] * b[i] + a[i];\n");
+  FlatFunction f = [kernel](const Arrays& in) {
+    return kernel(in, {.output_shapes = {in[0].shape()},
+                       .output_dtypes = {in[0].dtype()},
+                       .grid = {static_cast<int>(in[0].size()), 1, 1},
+                       .threadgroup = {32, 1, 1},
+                       .stream = Device::gpu});
+  };
+  RuleCase c{{probe("a * b + a", f, {{2, 3}, {2, 3}})}};
+  c.no_rules = "fast::CudaKernel \"axpy\"";
+  return c;
+}
+
 RuleCase Case<PrimitiveId::Placeholder>::make(std::mt19937&) {
   // The probe is a compiled function: called plainly it replays its trace
   // (the finite differences and the loop), inside a transform it runs f.

@@ -422,6 +422,33 @@ Probe vjp_of(const Probe& p, std::mt19937& rng) {
   return q;
 }
 
+std::string check_rules_refused(const Probe& p, const Arrays& inputs, const std::string& which,
+                                const std::string& text) {
+  Arrays zeros, batched;
+  for (const auto& x : inputs) {
+    zeros.push_back(ops::zeros_like(x));
+    batched.push_back(ops::stack({x, x}));
+  }
+  try {
+    if (which == "vjp") {
+      Arrays cotangents;
+      for (const auto& o : p.f(inputs)) cotangents.push_back(ops::zeros_like(o));
+      vjp_flat(p.f, inputs, cotangents);
+    } else if (which == "jvp") {
+      jvp_flat(p.f, inputs, zeros);
+    } else {
+      vmap_flat(p.f)(batched);
+    }
+  } catch (const Error& e) {
+    std::string what = e.what();
+    if (e.kind() != ErrorKind::transform || what.find(which + " of " + text) == std::string::npos)
+      return which + " threw \"" + what + "\", expected a transform error about " + which +
+             " of " + text + "; ";
+    return "";
+  }
+  return which + " did not throw; it has no rule; ";
+}
+
 std::string check_failed_input(const Probe& p, const Arrays& inputs) {
   // The failure is made inside f, so that every transform traces through
   // it; `want` is what the failed array itself would throw.

@@ -55,6 +55,12 @@ std::string check_vmap(const Probe& p, std::mt19937& rng);
 /// differentiable again), and its vmap is vmap of a gradient.
 Probe vjp_of(const Probe& p, std::mt19937& rng);
 
+/// For a primitive without rules (RuleCase::no_rules): transform `which`
+/// ("vjp", "jvp" or "vmap") of the probe throws a transform error whose
+/// message contains `text`, without evaluating anything.
+std::string check_rules_refused(const Probe& p, const std::vector<Array>& inputs,
+                                const std::string& which, const std::string& text);
+
 /// With its first input replaced by a failed array, f under vjp, jvp and
 /// vmap throws that array's error unchanged (op name and location).
 std::string check_failed_input(const Probe& p, const std::vector<Array>& inputs);

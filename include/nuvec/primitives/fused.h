@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "nuvec/primitives/gpu_module.h"
 #include "nuvec/primitives/primitive.h"
 
 namespace nuvec {
@@ -44,21 +45,12 @@ struct FusedCpuKernel {
   std::shared_ptr<const void> module;  // keeps the shared object loaded
 };
 
-/// The CUDA kernels of a trace's fused regions, compiled for this
-/// process's GPU by compile (src/compile/jit_cuda.cpp): `binary` is NVRTC's
-/// output; the CUDA backend loads it on first use and keeps the handle in
-/// `loaded`.
-struct FusedGpuModule {
-  std::string binary;
-  mutable std::mutex mu;
-  mutable std::shared_ptr<void> loaded;
-};
-
-/// One region's kernels in a module: `contig` and `strided` name them
-/// (compiler::emit_cuda_kernel gives their parameters); each thread of the
-/// contiguous one handles `per_thread` consecutive elements.
+/// One region's kernels in the module compile builds for a trace's fused
+/// regions on the GPU (src/compile/jit_cuda.cpp): `contig` and `strided`
+/// name them (compiler::emit_cuda_kernel gives their parameters); each
+/// thread of the contiguous one handles `per_thread` consecutive elements.
 struct FusedGpuKernel {
-  std::shared_ptr<const FusedGpuModule> module;
+  std::shared_ptr<const GpuModule> module;  // (several regions share one)
   std::string contig, strided;
   int per_thread = 4;
   std::vector<DType> input_dtypes;  // what the kernels were generated for

@@ -109,6 +109,7 @@
   X(Concatenate, other)           \
   X(Im2Col, other)                \
   X(Custom, other)                \
+  X(CudaKernel, other)            \
   X(Placeholder, other)           \
   X(Fused, other)
 

@@ -62,6 +62,8 @@ void eval(const Placeholder&, const Arrays&, Arrays&) {
               "the function evaluated an array while compile traced it (values do not exist "
               "during the trace); evaluate outside the compiled function");
 }
+// A user's CUDA kernel has no CPU version (fast::CudaKernel).
+void eval(const CudaKernel& p, const Arrays&, Arrays&) { throw p.gpu_only(); }
 // Custom's outputs are views of its trailing inputs; copied only if asked.
 void eval(const Custom& p, const Arrays& in, Arrays& out) {
   for (size_t i = 0; i < out.size(); ++i) copy_general(in[p.num_primals() + i], out[i]);

@@ -7,6 +7,7 @@
 
 #include "nuvec/core/graph.h"
 #include "nuvec/primitives/conv.h"
+#include "nuvec/primitives/cuda_kernel.h"
 #include "nuvec/primitives/custom.h"
 #include "nuvec/primitives/fused.h"
 #include "nuvec/primitives/elementwise.h"
@@ -50,6 +51,7 @@ void eval(const Scan& p, const Arrays& in, Arrays& out);
 void eval(const Concatenate& p, const Arrays& in, Arrays& out);
 void eval(const Im2Col& p, const Arrays& in, Arrays& out);
 void eval(const Custom& p, const Arrays& in, Arrays& out);
+void eval(const CudaKernel& p, const Arrays& in, Arrays& out);
 void eval(const Placeholder& p, const Arrays& in, Arrays& out);
 void eval(const Fused& p, const Arrays& in, Arrays& out);
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "nuvec/core/graph.h"
+#include "nuvec/primitives/cuda_kernel.h"
 #include "nuvec/primitives/fused.h"
 #include "nuvec/primitives/random.h"
 #include "nuvec/primitives/reduce.h"
@@ -86,6 +87,11 @@ Array device_array(const Array& a, void* stream, Stream s);
 /// element-wise kernel per operation (fused.cpp).
 void launch_fused(const Fused& p, const std::vector<Array>& in, std::vector<Array>& out, void* stream,
                   Stream s);
+
+/// A fast::CudaKernel call (cuda_kernel.cpp): inputs are device-resident;
+/// temporaries (row-contiguous copies) come from stream `s`.
+void launch_cuda_kernel(const CudaKernel& p, const std::vector<Array>& in, std::vector<Array>& out,
+                        void* stream, Stream s);
 
 // Kernels of the remaining primitives, by family. Each runs `p` and returns
 // true when the primitive is of its family, else returns false untouched.

@@ -23,16 +23,10 @@ namespace {
 void number_of(const NumberOf& p, const Array& x, Array& out, cudaStream_t s) {
   double n = 1;
   for (int a : p.axes()) n *= x.shape()[a];
-  uint64_t bits = 0;
-  dispatch_dtype(out.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    T v = kernels::Cast<T>{}(n);
-    static_assert(sizeof(T) <= sizeof(bits));
-    std::memcpy(&bits, &v, sizeof(T));
-  });
-  data::write_element(static_cast<char*>(out.desc()->data->ptr) +
+  uint64_t bits = data::cast_bits(n, out.dtype());
+  data::fill_elements(static_cast<char*>(out.desc()->data->ptr) +
                           out.desc()->offset * out.itemsize(),
-                      bits, out.itemsize(), s);
+                      bits, out.itemsize(), 1, s);
 }
 
 // BitCast: the input's bytes made dense in its own dtype, read as the output.
@@ -54,6 +48,17 @@ void concatenate(const Concatenate& p, const std::vector<Array>& in, Array& out,
 }
 
 }  // namespace
+
+uint64_t data::cast_bits(double v, DType d) {
+  uint64_t bits = 0;
+  dispatch_dtype(d, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T c = kernels::Cast<T>{}(v);
+    static_assert(sizeof(T) <= sizeof(bits));
+    std::memcpy(&bits, &c, sizeof(T));
+  });
+  return bits;
+}
 
 bool launch_data(const Primitive& p, const std::vector<Array>& in,
                  std::vector<Array>& out, void* stream) {

@@ -88,8 +88,12 @@ void copy_elements(const Array& in, void* dst, const Strides& dst_strides,
                    int64_t dst_offset, cudaStream_t s);
 /// copy_elements into `out` through its own strides and offset.
 void copy_into(const Array& in, Array& out, cudaStream_t s);
-/// Writes the low `itemsize` bytes of `bits` at `dst` (one element).
-void write_element(void* dst, uint64_t bits, int itemsize, cudaStream_t s);
+/// The bytes of `v` converted to `d` as the CPU converts (kernels::Cast),
+/// zero-extended (data.cpp).
+uint64_t cast_bits(double v, DType d);
+/// Writes the low `itemsize` bytes of `bits` to the `n` elements at `dst`.
+void fill_elements(void* dst, uint64_t bits, int itemsize, int64_t n,
+                   cudaStream_t s);
 
 // gather.cu
 

@@ -1,7 +1,8 @@
 // Copies of elements between strided layouts on the GPU, moving each
 // element's bits as one unsigned word of its item size (as the CPU's
 // copy_general): BitCast, Depends, Custom, Concatenate and Scatter's first
-// copy are built on it (data.cpp). One thread per element, grid-stride.
+// copy are built on it (data.cpp); and fills of one value (NumberOf,
+// fast::CudaKernel's init_value). One thread per element, grid-stride.
 #include "backend/cuda/data.h"
 #include "backend/cuda/elementwise.cuh"
 
@@ -22,8 +23,11 @@ __global__ void copy_kernel(const W* src, W* dst, int64_t n, Layout l) {
 }
 
 template <class W>
-__global__ void write_kernel(W* dst, W v) {
-  *dst = v;
+__global__ void fill_kernel(W* dst, W v, int64_t n) {
+  int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       i < n; i += step)
+    dst[i] = v;
 }
 
 }  // namespace
@@ -71,12 +75,15 @@ void copy_into(const Array& in, Array& out, cudaStream_t s) {
                 s);
 }
 
-void write_element(void* dst, uint64_t bits, int itemsize, cudaStream_t s) {
-  by_word("GPU copy", itemsize, [&](auto w) {
+void fill_elements(void* dst, uint64_t bits, int itemsize, int64_t n,
+                   cudaStream_t s) {
+  if (n == 0) return;
+  by_word("GPU fill", itemsize, [&](auto w) {
     using W = decltype(w);
-    write_kernel<W><<<1, 1, 0, s>>>(static_cast<W*>(dst), static_cast<W>(bits));
+    fill_kernel<W><<<grid_for(n), kThreads, 0, s>>>(static_cast<W*>(dst),
+                                                   static_cast<W>(bits), n);
   });
-  ew::check_launch("write");
+  ew::check_launch("fill");
 }
 
 }  // namespace nuvec::cuda::data

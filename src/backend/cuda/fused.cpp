@@ -9,6 +9,7 @@
 
 #include "backend/cpu/loops.h"
 #include "backend/cuda/cuda.h"
+#include "backend/cuda/module.h"
 #include "nuvec/core/shape.h"
 
 namespace nuvec::cuda {
@@ -19,37 +20,12 @@ constexpr int kThreads = 256;
 constexpr int kMaxDims = 8;
 constexpr size_t kMaxInputs = 16;  // the strided layout's collapse
 
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw Error(ErrorKind::backend, std::string(what) + ": " + cudaGetErrorString(e));
-}
-
-struct Library {
-  cudaLibrary_t lib = nullptr;
-  ~Library() {
-    if (lib) cudaLibraryUnload(lib);
-  }
-};
-
-// The region's two kernels, the module loaded on first use.
+// The region's two kernels, looked up once.
 std::pair<const void*, const void*> functions(const FusedGpuKernel& k) {
   std::lock_guard<std::mutex> lock(k.mu);
   if (!k.contig_fn) {
-    cudaLibrary_t lib;
-    {
-      std::lock_guard<std::mutex> mlock(k.module->mu);
-      if (!k.module->loaded) {
-        auto l = std::make_shared<Library>();
-        check(cudaLibraryLoadData(&l->lib, k.module->binary.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
-              "loading generated kernels");
-        k.module->loaded = l;
-      }
-      lib = static_cast<Library*>(k.module->loaded.get())->lib;
-    }
-    cudaKernel_t c, st;
-    check(cudaLibraryGetKernel(&c, lib, k.contig.c_str()), "a generated kernel");
-    check(cudaLibraryGetKernel(&st, lib, k.strided.c_str()), "a generated kernel");
-    k.strided_fn = reinterpret_cast<const void*>(st);
-    k.contig_fn = reinterpret_cast<const void*>(c);
+    k.strided_fn = module_kernel(*k.module, k.strided);
+    k.contig_fn = module_kernel(*k.module, k.contig);
   }
   return {k.contig_fn, k.strided_fn};
 }

@@ -103,8 +103,16 @@ __global__ void reduce_kernel(const In* x, Out* o, int64_t outputs, ReduceLayout
       };
       constexpr int64_t step = 4 * kThreads;
       int64_t j = 4 * t;
-      // Four packs loaded before they are folded (four loads in flight),
-      // folded in the order of the plain loop below: the same arithmetic.
+      // Eight, then four packs loaded before they are folded (loads in
+      // flight), folded in the order of the plain loop below: the same
+      // arithmetic.
+      for (; j + 7 * step < l.row; j += 8 * step) {
+        Pack4<In> p[8];
+#pragma unroll
+        for (int k = 0; k < 8; ++k) p[k] = *reinterpret_cast<const Pack4<In>*>(row + j + k * step);
+#pragma unroll
+        for (int k = 0; k < 8; ++k) fold(p[k]);
+      }
       for (; j + 3 * step < l.row; j += 4 * step) {
         Pack4<In> p0 = *reinterpret_cast<const Pack4<In>*>(row + j);
         Pack4<In> p1 = *reinterpret_cast<const Pack4<In>*>(row + j + step);

@@ -18,6 +18,7 @@
 
 #include "backend/backend.h"
 #include "backend/cuda/cuda.h"
+#include "backend/cuda/module.h"
 
 namespace nuvec::cuda {
 
@@ -45,10 +46,6 @@ const DeviceState& device() {
     return s;
   }();
   return d;
-}
-
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw Error(ErrorKind::backend, std::string(what) + ": " + cudaGetErrorString(e));
 }
 
 // Caching allocator: freed blocks are kept by rounded size and reused (the
@@ -393,6 +390,8 @@ void eval(const Primitive& p, const std::vector<Array>& raw_in, std::vector<Arra
               "copy to the GPU");
       } else if (id == PrimitiveId::Fused) {
         launch_fused(static_cast<const Fused&>(p), in, out, cs, s);
+      } else if (id == PrimitiveId::CudaKernel) {
+        launch_cuda_kernel(static_cast<const CudaKernel&>(p), in, out, cs, s);
       } else if (id == PrimitiveId::Select) {
         launch_select(in[0], in[1], in[2], out[0], cs);
       } else if (id == PrimitiveId::AsType || id == PrimitiveId::Copy || id == PrimitiveId::Reshape ||
