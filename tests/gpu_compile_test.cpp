@@ -50,28 +50,31 @@ void gpu_cases(uint32_t seed, int count, jit::Mode mode) {
 }  // namespace
 
 // The emitted CUDA of random regions compiles with NVRTC (no GPU needed),
-// as one program, as compile makes one per trace.
+// as two programs, as compile makes per trace (contiguous kernels, strided
+// kernels).
 TEST(GpuCompile, GeneratedSourcesCompileWithNvrtc) {
   if (!built_with_cuda()) GTEST_SKIP() << "built without CUDA";
   Batch b = batch(7, 12, 2000);
   auto g = compiler::trace(b.inputs, false, [&](const Arrays& ph) { return b.f()(ph); });
-  std::string program;
-  int regions = 0;
-  for (const auto& s : g.steps) {
-    if (s.primitive->id() != PrimitiveId::Fused) continue;
-    compiler::EmitRegion r{static_cast<const Fused*>(s.primitive.get()), {}};
-    for (const auto& in : s.inputs) r.input_dtypes.push_back(in.dtype());
-    program += compiler::emit_cuda_kernel(r, regions++);
+  for (auto v : {compiler::CudaVariant::contig, compiler::CudaVariant::strided}) {
+    std::string program;
+    int regions = 0;
+    for (const auto& s : g.steps) {
+      if (s.primitive->id() != PrimitiveId::Fused) continue;
+      compiler::EmitRegion r{static_cast<const Fused*>(s.primitive.get()), {}};
+      for (const auto& in : s.inputs) r.input_dtypes.push_back(in.dtype());
+      program += compiler::emit_cuda_kernel(r, regions++, v);
+    }
+    EXPECT_GT(regions, 6);
+    std::string source = compiler::cuda_program(program);
+    std::string binary;
+    std::string error = backend::gpu_compile(source, "sm_90", binary);
+    EXPECT_EQ(error, "") << b.text;
+    EXPECT_GT(binary.size(), 1000u);
+    // A compile error is reported with NVRTC's log.
+    error = backend::gpu_compile(source + "\nint broken(", "sm_90", binary);
+    EXPECT_NE(error.find("NVRTC"), std::string::npos) << error;
   }
-  EXPECT_GT(regions, 6);
-  std::string source = compiler::cuda_program(program);
-  std::string binary;
-  std::string error = backend::gpu_compile(source, "sm_90", binary);
-  EXPECT_EQ(error, "") << b.text;
-  EXPECT_GT(binary.size(), 1000u);
-  // A compile error is reported with NVRTC's log.
-  error = backend::gpu_compile(source + "\nint broken(", "sm_90", binary);
-  EXPECT_NE(error.find("NVRTC"), std::string::npos) << error;
 }
 
 TEST(GpuCompile, GeneratedKernelsEqualEager) {
@@ -112,6 +115,37 @@ TEST(GpuCompile, LayoutsAndOutputs) {
       EXPECT_TRUE(same_bits(eager, compile_flat(f)(in), why)) << why;
       EXPECT_GT(jit::stats().generated_runs, before);
     });
+}
+
+// A trace compiles its contiguous kernels at once and its strided ones when
+// a call first needs them (here a transposed input of the same shape, so
+// the same trace), once.
+TEST(GpuCompile, StridedKernelsAreBuiltOnFirstNeed) {
+  NUVEC_GPU_REQUIRED();
+  char tmpl[] = "/tmp/nuvec-gpu-cache-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  jit_detail::reset_for_tests(tmpl, "");  // an empty disk cache
+  auto f = compile_flat([](const Arrays& a) { return Arrays{ops::exp(ops::multiply(a[0], 0.75f))}; });
+  Array x = random::normal({64, 64}, random::key(8));
+  auto run = [&](const Array& in) {
+    Array got, want;
+    with_stream(Device::gpu, [&] {
+      got = f(Arrays{in})[0];
+      want = ops::exp(ops::multiply(in, 0.75f));
+      nuvec::eval({got, want});
+    });
+    EXPECT_EQ(bits_of(want), bits_of(got));
+  };
+  auto s0 = jit::stats();
+  run(x);
+  EXPECT_EQ(jit::stats().gpu_compiled, s0.gpu_compiled + 1);
+  run(x.transpose());
+  EXPECT_EQ(jit::stats().gpu_compiled, s0.gpu_compiled + 2);
+  run(x.transpose());
+  run(x);
+  EXPECT_EQ(jit::stats().gpu_compiled, s0.gpu_compiled + 2);
+  jit_detail::reset_for_tests("", "");
+  std::filesystem::remove_all(tmpl);
 }
 
 // A new process (here: the memory cache forgotten) loads the kernel from

@@ -35,8 +35,8 @@ DType value_dtype(const EmitRegion& r, int v);
 /// Which inputs are literals (not passed to generated kernels).
 std::vector<bool> literal_inputs(const Fused& f);
 
-/// The CUDA kernels of region `index` of a trace, in a namespace of their
-/// own (no functor header): `nuvec_contig_<index>` (each input dense at the
+/// One of the CUDA kernels of region `index` of a trace, in a namespace of
+/// their own (no functor header): `nuvec_contig_<index>` (each input dense at the
 /// output's shape, a single value, or a dense row repeated over the leading
 /// axes, as NvRows::len says: 0, 1, or the row's length; each thread loads,
 /// computes and stores cuda_per_thread() consecutive elements as aligned
@@ -45,7 +45,8 @@ std::vector<bool> literal_inputs(const Fused& f);
 /// pointers in order, the outputs' pointers, the element count, then
 /// NvRows {len[inputs]} (contig) or NvLayout {ndim, shape[8],
 /// strides[inputs][8]} (strided), all 64-bit integers.
-std::string emit_cuda_kernel(const EmitRegion& r, int index);
+enum class CudaVariant { contig, strided };
+std::string emit_cuda_kernel(const EmitRegion& r, int index, CudaVariant v);
 
 /// The inputs a region's GPU kernels take (the non-literal ones, in order)
 /// and the elements per thread of its contiguous kernel (16-byte packs of

@@ -152,7 +152,7 @@ CudaParams cuda_params(const EmitRegion& r) {
   return c;
 }
 
-std::string emit_cuda_kernel(const EmitRegion& r, int index) {
+std::string emit_cuda_kernel(const EmitRegion& r, int index, CudaVariant v) {
   Params p = params_of(r, index);
   size_t rows = p.inputs.empty() ? 1 : p.inputs.size();
   std::ostringstream os;
@@ -161,9 +161,8 @@ std::string emit_cuda_kernel(const EmitRegion& r, int index) {
      << "template <class T, int N> struct alignas(sizeof(T) * N) NvPack { T v[N]; };\n"
      << "struct NvLayout { long long ndim; long long shape[8]; long long st[" << rows << "][8]; };\n"
      << "struct NvRows { long long len[" << rows << "]; };\n\n";
-  contig(os, r, p);
-  os << "\n";
-  strided(os, r, p);
+  if (v == CudaVariant::contig) contig(os, r, p);
+  else strided(os, r, p);
   os << "}  // namespace nuvec_r" << index << "\n";
   return os.str();
 }

@@ -138,18 +138,38 @@ void prepare_gpu_kernels(const Graph& g) {
   if (regions.empty()) return;
   backend::GpuTarget t = backend::gpu_target();
   if (t.arch.empty()) return;  // no GPU: nothing will run there
-  std::string program;
-  for (size_t i = 0; i < regions.size(); ++i) program += emit_cuda_kernel(regions[i], static_cast<int>(i));
+  // Two programs: the contiguous kernels now, the strided ones when a
+  // region first meets inputs that need them (NVRTC's time of a first call
+  // is mostly code generation, about half of it for each variant).
+  std::string program, strided_program;
+  for (size_t i = 0; i < regions.size(); ++i) {
+    program += emit_cuda_kernel(regions[i], static_cast<int>(i), CudaVariant::contig);
+    strided_program += emit_cuda_kernel(regions[i], static_cast<int>(i), CudaVariant::strided);
+  }
   std::string error;
   auto m = gpu_module(program, t, error);
   if (!m) {
     log_failure(error);
     return;
   }
+  struct Lazy {
+    std::once_flag once;
+    std::shared_ptr<const GpuModule> module;
+  };
+  auto lazy = std::make_shared<Lazy>();
+  auto strided = [lazy, t, strided_program] {
+    std::call_once(lazy->once, [&] {
+      std::string why;
+      lazy->module = gpu_module(strided_program, t, why);
+      if (!lazy->module) log_failure(why);
+    });
+    return lazy->module;
+  };
   for (size_t i = 0; i < regions.size(); ++i) {
     const EmitRegion& r = regions[i];
     auto k = std::make_shared<FusedGpuKernel>();
     k->module = m;
+    k->strided_module = strided;
     k->contig = "nuvec_contig_" + std::to_string(i);
     k->strided = "nuvec_strided_" + std::to_string(i);
     k->input_dtypes = r.input_dtypes;

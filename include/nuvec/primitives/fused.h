@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -50,7 +51,10 @@ struct FusedCpuKernel {
 /// name them (compiler::emit_cuda_kernel gives their parameters); each
 /// thread of the contiguous one handles `per_thread` consecutive elements.
 struct FusedGpuKernel {
-  std::shared_ptr<const GpuModule> module;  // (several regions share one)
+  std::shared_ptr<const GpuModule> module;  // the contiguous kernels (shared by a trace's regions)
+  // The strided kernels' module, built on first need (a trace whose inputs
+  // are dense never compiles them); null when that build failed.
+  std::function<std::shared_ptr<const GpuModule>()> strided_module;
   std::string contig, strided;
   int per_thread = 4;
   std::vector<DType> input_dtypes;  // what the kernels were generated for

@@ -20,14 +20,20 @@ constexpr int kThreads = 256;
 constexpr int kMaxDims = 8;
 constexpr size_t kMaxInputs = 16;  // the strided layout's collapse
 
-// The region's two kernels, looked up once.
-std::pair<const void*, const void*> functions(const FusedGpuKernel& k) {
+// The region's kernels, looked up once (the strided one built on first
+// need; null when its build failed).
+const void* contig_function(const FusedGpuKernel& k) {
   std::lock_guard<std::mutex> lock(k.mu);
-  if (!k.contig_fn) {
-    k.strided_fn = module_kernel(*k.module, k.strided);
-    k.contig_fn = module_kernel(*k.module, k.contig);
+  if (!k.contig_fn) k.contig_fn = module_kernel(*k.module, k.contig);
+  return k.contig_fn;
+}
+const void* strided_function(const FusedGpuKernel& k) {
+  std::lock_guard<std::mutex> lock(k.mu);
+  if (!k.strided_fn) {
+    auto m = k.strided_module ? k.strided_module() : nullptr;
+    if (m) k.strided_fn = module_kernel(*m, k.strided);
   }
-  return {k.contig_fn, k.strided_fn};
+  return k.strided_fn;
 }
 
 // `a` seen at `shape`: zero strides on new and stretched axes.
@@ -76,7 +82,6 @@ bool generated(const FusedGpuKernel& k, const std::vector<Array>& in, std::vecto
   const Shape& shape = out[0].shape();
   const long long n = out[0].size();
   if (n == 0) return true;
-  auto [contig_fn, strided_fn] = functions(k);
   std::vector<const void*> ptrs;
   std::vector<long long> rows;
   bool contig = true;
@@ -98,9 +103,11 @@ bool generated(const FusedGpuKernel& k, const std::vector<Array>& in, std::vecto
     args.push_back(rows.data());
     long long per_block = static_cast<long long>(kThreads) * k.per_thread;
     dim3 grid(static_cast<unsigned>((n + per_block - 1) / per_block));
-    check(cudaLaunchKernel(contig_fn, grid, dim3(kThreads), args.data(), 0, cs), "a generated kernel");
+    check(cudaLaunchKernel(contig_function(k), grid, dim3(kThreads), args.data(), 0, cs), "a generated kernel");
     return true;
   }
+  const void* strided_fn = strided_function(k);
+  if (!strided_fn) return false;
   std::vector<Strides> strides;
   for (int p : k.params) strides.push_back(broadcast_strides(in[p], shape));
   Strides zero(shape.size(), 0);
