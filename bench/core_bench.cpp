@@ -1,7 +1,8 @@
 // Core benchmarks, each against a baseline measured in the same run:
 // contiguous float32 add over 2^24 elements vs a hand-written loop on the
-// same threads, sum over 2^24 vs a hand-written loop, and float32 matmul
-// 2048^3 vs calling OpenBLAS directly. Prints a table of medians.
+// same threads, sum over 2^24 vs a hand-written loop, eager sin and cos vs a
+// loop of the per-element functor, and float32 matmul 2048^3 vs calling
+// OpenBLAS directly. Prints a table of medians.
 #include <cblas.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 
 #include "core/thread_pool.h"
 #include <nuvec/core/graph.h>
+#include <nuvec/kernels/functors.h>
 #include <nuvec/nuvec.h>
 
 #include "bench_util.h"
@@ -49,6 +51,31 @@ int main() {
   });
   (void)sink;
   row("sum float32 2^24", ours, base);
+
+  // Small arguments (blocks take the float path) and large ones (every
+  // block has some |x| >= 2^18: the general path).
+  struct Trig {
+    const char* name;
+    float bound;
+    bool cos;
+  };
+  for (Trig t : {Trig{"sin float32 2^24, |x| < 100", 100.0f, false},
+                 Trig{"cos float32 2^24, |x| < 100", 100.0f, true},
+                 Trig{"sin float32 2^24, |x| < 1e6", 1e6f, false}}) {
+    Array x = random::uniform(-t.bound, t.bound, {n}, float32, random::key(1));
+    x.eval();
+    const float* px = static_cast<const float*>(x.desc()->data->ptr);
+    ours = median_ms(7, [&] { (t.cos ? ops::cos(x) : ops::sin(x)).eval(); });
+    base = median_ms(7, [&] {
+      cpu::parallel_for(n, 1 << 15, [&](long long s, long long e) {
+        if (t.cos)
+          for (long long i = s; i < e; ++i) out[i] = kernels::Cos{}(px[i]);
+        else
+          for (long long i = s; i < e; ++i) out[i] = kernels::Sin{}(px[i]);
+      });
+    });
+    row(t.name, ours, base);
+  }
 
   const int m = 2048;
   Array x = ops::full({m, m}, 0.5, float32).copy(), y = ops::full({m, m}, 0.25, float32).copy();

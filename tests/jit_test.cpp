@@ -9,9 +9,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <thread>
 
 #include "compile/jit.h"
@@ -105,6 +107,46 @@ TEST(Jit, GeneratedKernelsEqualEagerBitForBit) {
   }
   EXPECT_EQ(jit::unavailable_reason(), "");
   EXPECT_EQ(jit::disk_cache(), scope.dir() + "/cpu");
+}
+
+// A region with sin/cos runs blocks of 256 through the fast variants when
+// every sin/cos argument of the block is below 2^18, else through the
+// general functors (and the next blocks too, for a while). Compiled equals
+// uncompiled where some blocks hold a large argument (also one computed in
+// the region, inf, NaN) and others not, with two outputs or with cos as
+// the last step, in float32 and the 16-bit floats.
+TEST(Jit, SinCosBlocksEqualEager) {
+  nuvec::testing::CpuDefault cpu_default;
+  JitScope scope;
+  auto chain = [](const Array& x, const Array& y) {
+    Array c = ops::cos(x);
+    Array e = ops::exp(ops::sin(x * y) * 2.0f + c) / (ops::abs(x) + 1.0f);
+    return std::make_pair(e, c);
+  };
+  auto f = compile(chain);
+  auto last = [](const Array& x, const Array& y) { return ops::cos(x * y - 0.5f); };
+  auto g = compile(last);  // cos is the region's last step
+  const int n = 40000;  // three chunks of 16,384; the last block partial
+  std::vector<float> xv(n), yv(n, 1.0f);
+  for (int i = 0; i < n; ++i) xv[i] = 50.0f * std::sin(0.3f * static_cast<float>(i));
+  xv[5 * 256 + 7] = 3e5f;  // x itself large
+  xv[9 * 256] = 100.0f;     // only sin's argument x * y
+  yv[9 * 256] = 1e4f;
+  xv[40 * 256 + 255] = -0x1p18f;  // the bound itself
+  xv[41 * 256 + 1] = std::numeric_limits<float>::infinity();
+  xv[70 * 256 + 3] = std::numeric_limits<float>::quiet_NaN();
+  xv[n - 5] = 1e20f;  // in the partial last block
+  for (DType dt : {float32, bfloat16, float16}) {
+    SCOPED_TRACE(std::string(dtype_name(dt)));
+    Array x = array<float>(xv, {n}).astype(dt), y = array<float>(yv, {n}).astype(dt);
+    auto before = jit::stats();
+    auto [e0, e1] = chain(x, y);
+    auto [c0, c1] = f(x, y);
+    expect_same(e0, c0);
+    expect_same(e1, c1);
+    expect_same(last(x, y), g(x, y));
+    EXPECT_GT(jit::stats().generated_runs, before.generated_runs + 1);
+  }
 }
 
 TEST(Jit, IntegerBoolAndComplexRegions) {

@@ -17,9 +17,11 @@ namespace m = nuvec::kernels::math;
 
 namespace {
 
-// Stated bounds (math_f32.h): float32 kernels 1.5 ULP, double-based ones 1.
+// Stated bounds (math_f32.h): float32 kernels 1.5 ULP, double-based ones 1,
+// sin and cos 0.75 (float path below 2^18: 0.72 over every input).
 constexpr double kBound = 1.0;
 constexpr double kFast = 1.5;
+constexpr double kTrig = 0.75;
 
 float bits_to_float(uint32_t b) {
   float f;
@@ -144,10 +146,11 @@ FAST_TEST(log, 0.0f, kMax, REF1(std::log), 1.0f, 0.7071f, 1.4142f, kMax)
 FAST_TEST(log2, 0.0f, kMax, REF1(std::log2), 1.0f, 0.7071f, 1.4142f, 2.0f)
 FAST_TEST(log10, 0.0f, kMax, REF1(std::log10), 1.0f, 10.0f, 0.1f, 1e10f)
 FAST_TEST(log1p, -1.0f, kMax, REF1(std::log1p), -1.0f, 1e-8f, -0.29f, 0.41f)
-UNARY_TEST(sin, -kMax, kMax, REF1(std::sin), 3.14159265f, 1.5707963f, 0x1p52f,
-           0x1p17f, 0x1p24f, 1e22f, 6.2831853f)
-UNARY_TEST(cos, -kMax, kMax, REF1(std::cos), 3.14159265f, 1.5707963f, 0x1p52f,
-           0x1p17f, 0x1p24f, 1e22f, 4.712389f)
+// sin, cos: around 2^18 (where the float path ends) on both sides too.
+UNARY_TEST_B(sin, kTrig, -kMax, kMax, REF1(std::sin), 3.14159265f, 1.5707963f,
+             0x1p52f, 0x1p17f, 0x1p18f, -0x1p18f, 0x1p24f, 1e22f, 6.2831853f)
+UNARY_TEST_B(cos, kTrig, -kMax, kMax, REF1(std::cos), 3.14159265f, 1.5707963f,
+             0x1p52f, 0x1p17f, 0x1p18f, -0x1p18f, 0x1p24f, 1e22f, 4.712389f)
 UNARY_TEST(tan, -kMax, kMax, REF1(std::tan), 1.5707963f, 0.7853982f, 0x1p52f,
            0x1p17f, 1e22f)
 UNARY_TEST(asin, -1.0f, 1.0f, REF1(std::asin), 1.0f, -1.0f, 0.5f)
@@ -409,4 +412,45 @@ TEST(MathF32, OddSymmetry) {
     float x = std::fabs(bits_to_float(static_cast<uint32_t>(rng())));
     for (auto f : odd) EXPECT_SAME(f(-x), -f(x));
   }
+}
+
+// sin_small and cos_small give sin's and cos's bits wherever trig_small
+// holds (|x| < 2^18; the blocks of the eager and generated kernels rely on
+// it), and trig_small is false from 2^18 on, for inf and NaN.
+TEST(MathF32, SmallTrigVariants) {
+  const float below = std::nextafter(0x1p18f, 0.0f);
+  EXPECT_TRUE(m::trig_small(below));
+  EXPECT_TRUE(m::trig_small(-below));
+  EXPECT_TRUE(m::trig_small(-0.0f));
+  EXPECT_TRUE(m::trig_small(0x1p-149f));
+  for (float x : {0x1p18f, -0x1p18f, std::nextafter(0x1p18f, kInf), kMax, kInf,
+                  -kInf, kNan, -kNan})
+    EXPECT_FALSE(m::trig_small(x)) << x;
+  std::vector<float> xs = inputs(-below, below, {below, -below, 0x1p17f, 1e5f});
+  for (float x : xs) {
+    ASSERT_TRUE(m::trig_small(x)) << x;
+    EXPECT_SAME(m::sin_small(x), m::sin(x));
+    EXPECT_SAME(m::cos_small(x), m::cos(x));
+  }
+  EXPECT_SAME(m::sin_small(-0.0f), -0.0f);
+  EXPECT_SAME(m::cos_small(-0.0f), 1.0f);
+}
+
+// Values across the 2^18 boundary (the float path below, the double one
+// from 2^18 on) against glibc's double sin and cos, both signs.
+TEST(MathF32, TrigAcrossTheBoundary) {
+  Worst ws, wc;
+  float a = 0x1p18f, b = 0x1p18f;
+  for (int i = 0; i < 100000; ++i) {
+    a = std::nextafter(a, 0.0f);
+    b = std::nextafter(b, kInf);
+    for (float x : {a, b, -a, -b}) {
+      double es = ulp_error(m::sin(x), std::sin(double(x)));
+      double ec = ulp_error(m::cos(x), std::cos(double(x)));
+      if (es > ws.ulp) ws = {es, x, 0};
+      if (ec > wc.ulp) wc = {ec, x, 0};
+    }
+  }
+  EXPECT_WITHIN(ws, kTrig);
+  EXPECT_WITHIN(wc, kTrig);
 }

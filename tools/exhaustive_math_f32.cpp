@@ -36,30 +36,6 @@ double erfinv_ref(double y) {
 
 double sigmoid_ref(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
-// The float sin/cos path (detail::reduce_trig_small, valid below 2^18; the
-// public sin/cos elsewhere), checked over every float input.
-float sin_small(float x) {
-  namespace d = m::detail;
-  float ax = std::fabs(x);
-  if (!(ax < 0x1p18f)) return m::sin(x);
-  float rh, rl;
-  nuvec::kernels::u32 q;
-  d::reduce_trig_small(ax, &rh, &rl, &q);
-  float v = (q & 1u) ? d::cos_f(rh, rl) : d::sin_f(rh, rl);
-  v = (q & 2u) ? -v : v;
-  return std::copysign(1.0f, x) * v;
-}
-float cos_small(float x) {
-  namespace d = m::detail;
-  float ax = std::fabs(x);
-  if (!(ax < 0x1p18f)) return m::cos(x);
-  float rh, rl;
-  nuvec::kernels::u32 q;
-  d::reduce_trig_small(ax, &rh, &rl, &q);
-  float v = (q & 1u) ? d::sin_f(rh, rl) : d::cos_f(rh, rl);
-  return ((q + 1u) & 2u) ? -v : v;
-}
-
 struct Fn {
   const char* name;
   float (*ours)(float);
@@ -94,8 +70,6 @@ const Fn kFns[] = {
     FN(erf, true),
     {"erfinv", m::erfinv, erfinv_ref, true},
     {"sigmoid", m::sigmoid, sigmoid_ref, false},
-    {"sin_small", sin_small, [](double x) { return std::sin(x); }, true},
-    {"cos_small", cos_small, [](double x) { return std::cos(x); }, false},
 };
 
 __attribute__((noinline)) void run_ours(float (*f)(float), const float* in,

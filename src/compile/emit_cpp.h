@@ -17,7 +17,11 @@ struct EmitRegion {
 /// The kernels of `regions` as C++ to append to the functor header: region
 /// i becomes `nuvec_k<i>_contig` and `nuvec_k<i>_strided` (the signatures
 /// of FusedCpuKernel). Each value is held in its own dtype and computed by
-/// the functor the eager kernel calls, so the bits are the eager ones.
+/// the functor the eager kernel calls, so the bits are the eager ones. In a
+/// region with functors that have fast variants for small arguments (sin,
+/// cos: kernels::Small), the contiguous kernel runs blocks of 256 through
+/// them when every such argument of the block is small, else through the
+/// strided kernel: the same bits.
 std::string emit_cpu_kernels(const std::vector<EmitRegion>& regions);
 
 /// The C++ type generated code uses for `d` (kernels' names).
@@ -28,8 +32,11 @@ const char* cpp_type(DType d);
 /// `const T vK = <bits>;` for each literal input of the region.
 void emit_literals(std::ostream& os, const EmitRegion& r, const char* indent);
 /// `const auto vN = Functor{}(...);` for each operation, with a
-/// static_assert that the value has the eager kernel's dtype.
-void emit_ops(std::ostream& os, const EmitRegion& r, const char* indent);
+/// static_assert that the value has the eager kernel's dtype. With `small`,
+/// operations that have a fast variant for small arguments call it
+/// (`Small<Functor>{}`, kernels/unary.h) and OR `Small<Functor>::outside`
+/// of their argument into `outside`.
+void emit_ops(std::ostream& os, const EmitRegion& r, const char* indent, bool small = false);
 /// The dtype of value `v` (inputs first, then operations).
 DType value_dtype(const EmitRegion& r, int v);
 /// Which inputs are literals (not passed to generated kernels).

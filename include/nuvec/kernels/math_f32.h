@@ -11,9 +11,12 @@
 //   e ln2 + ln(1 + f) sums, and e^-|x| in tanh and sigmoid, which end in a
 //   compensated division (detail::div_pair). Subnormal results are rounded
 //   once (exp's scale 2^n is applied as two exact factors), never flushed.
-// - every other function widens to double, evaluates a double kernel whose
-//   relative error is about 2^-40 or better, and rounds once to float
-//   (correctly rounded except at rare near-ties).
+//   Also sin and cos where |x| < 2^18 (sin_small, cos_small): a float
+//   Cody-Waite reduction to a float pair (pi/2 in three parts, exact there).
+// - every other function (and sin, cos from 2^18 on) widens to double,
+//   evaluates a double kernel whose relative error is about 2^-40 or
+//   better, and rounds once to float (correctly rounded except at rare
+//   near-ties).
 // Only + - * /, sqrt, fma, rint, comparisons, bitwise selects and bit casts
 // are used: no libm, no tables in memory. Results are bit-identical across
 // g++ 12 / clang 14, -O0..-O3, AVX2 and AVX-512 (-ffp-contract=off).
@@ -23,29 +26,32 @@
 // -march=native (AVX-512) and -mavx2 -mfma.
 //
 // Stated bounds (asserted by tests/math_f32_test.cpp, over all float inputs;
-// pow, atan2: over sampled pairs): float32 kernels <= 1.5 ULP, double-based
-// ones <= 1 ULP.
+// pow, atan2: over sampled pairs): float32 kernels <= 1.5 ULP, sin and cos
+// <= 0.75 ULP, double-based ones <= 1 ULP.
 // Measured over all 2^32 inputs (odd functions: the 2^31 non-negative ones;
 // their symmetry is exact and tested) by tools/exhaustive_math_f32.cpp against
 // glibc's double result (erfinv: double Newton refinement on glibc erf/erfc):
 //   float32 kernels, max ULP:
 //     exp 0.844, exp2 0.820, expm1 1.047, log 0.887, log2 0.986,
 //     log10 0.851, log1p 0.977, tanh 0.767, sigmoid 0.824, erf 0.991
-//     (0.03-0.7% of results differ from the correctly rounded float).
+//     (0.03-0.7% of results differ from the correctly rounded float);
+//     sin 0.7185 (at 0x1.227034p+14), cos 0.7177 (at 0x1.826f2ap+15), both
+//     below 2^18 (0.11% and 0.10% of all results not correctly rounded).
 //   double-based, max ULP 0.5000 (all results within half an ULP of the
 //   double reference): asin acos atan sinh cosh asinh acosh atanh erfinv;
-//   sin 0.5028, cos 0.5024, tan 0.5047 (worst just below 2^52, where the
-//     Cody-Waite reduction is least precise).
+//   tan 0.5047, and sin 0.5028, cos 0.5024 from 2^18 on (worst just below
+//     2^52, where the double Cody-Waite reduction is least precise).
 //   Results differing from the rounded double reference (near-ties): 0-2 for
-//   sinh, cosh, asinh, acosh, atanh; 29-33 for asin, acos, atan; 202-352 for
-//   sin, cos, tan; ~240 for erfinv.
+//   sinh, cosh, asinh, acosh, atanh; 29-33 for asin, acos, atan; 352 for
+//   tan; ~240 for erfinv.
 //   pow, atan2 (sampled in the tests): max 0.5000 ULP.
 //
 // Special values follow C99 Annex F: NaN in -> NaN out, signed zeros kept
 // (sin(-0) = -0, expm1(-0) = -0, ...), domain errors give NaN, overflow gives
 // inf, underflow gives correctly rounded subnormals or 0. erfinv(+-1) = +-inf.
-// sin/cos/tan reduce exactly for every finite input: a three-part Cody-Waite
-// reduction in double below 2^52 and a branch-free Payne-Hanek above.
+// sin/cos/tan reduce exactly for every finite input: sin and cos in float
+// below 2^18, else a three-part Cody-Waite reduction in double below 2^52
+// and a branch-free Payne-Hanek above.
 #pragma once
 
 // erf, erfinv, sigmoid and pow are in math_f32_special.h (which includes this
@@ -435,14 +441,10 @@ NUVEC_KERNEL_INLINE float div_pair(float nh, float nl, float dh, float dl) {
 }
 
 
-// Float Cody-Waite reduction for |x| < 2^18 only: r = |x| - n pi/2 as a
-// float pair rh + rl (|r| <= 0.8) and n mod 4; products by pi/2's parts are
-// exact (fma, split). Not used by sin/cos yet: blending it per element with
-// the double reduction above (needed for larger |x|) measured no faster than
-// the double path alone (2.66 vs 2.59 ns/element), while this path with
-// sin_f/cos_f alone takes 0.40 ns (0.72 ULP max, exhaustive below 2^18:
-// tools/exhaustive_math_f32 sin_small / cos_small). It awaits a block-level
-// branch (take it when every lane of a block is below 2^18).
+// Float Cody-Waite reduction for |x| < 2^18 only (sin_small, cos_small):
+// r = |x| - n pi/2 as a float pair rh + rl (|r| <= 0.8) and n mod 4;
+// products by pi/2's parts are exact (fma, split). Any other x gives some
+// values without undefined behaviour (float arithmetic and bit casts only).
 NUVEC_KERNEL_INLINE void reduce_trig_small(float ax, float* rh, float* rl,
                                            u32* q) {
   float k = __builtin_fmaf(ax, 0x1.45f306p-1f, 0x1.8p23f);
@@ -600,26 +602,81 @@ NUVEC_KERNEL_INLINE float log1p(float x) {
   return detail::self(__builtin_fabsf(x) < 0x1.0p-25f, x, r);
 }
 
+/// The bound of sin_small and cos_small: they apply where |x| < 2^18.
+constexpr float kTrigSmall = 0x1.0p18f;
+
+/// Whether sin_small and cos_small apply to x (false for NaN and inf).
+NUVEC_KERNEL_INLINE bool trig_small(float x) {
+  return __builtin_fabsf(x) < kTrigSmall;
+}
+
+/// Sine where trig_small(x), through the float reduction: the bits of
+/// sin(x) there (unspecified values elsewhere).
+NUVEC_KERNEL_INLINE float sin_small(float x) {
+  float rh, rl;
+  u32 q;
+  detail::reduce_trig_small(__builtin_fabsf(x), &rh, &rl, &q);
+  float s = detail::sin_f(rh, rl), c = detail::cos_f(rh, rl);
+  float v = detail::self((q & 1u) != 0, c, s);
+  v = bit_cast<float>(bit_cast<u32>(v) ^ ((q & 2u) << 30));
+  return detail::xorsign(v, x);
+}
+
+/// Cosine where trig_small(x): the bits of cos(x) there.
+NUVEC_KERNEL_INLINE float cos_small(float x) {
+  float rh, rl;
+  u32 q;
+  detail::reduce_trig_small(__builtin_fabsf(x), &rh, &rl, &q);
+  float s = detail::sin_f(rh, rl), c = detail::cos_f(rh, rl);
+  float v = detail::self((q & 1u) != 0, s, c);
+  return bit_cast<float>(bit_cast<u32>(v) ^ (((q + 1u) & 2u) << 30));
+}
+
+namespace detail {
+
+// sin and cos through the double reduction: exact for every finite x.
+NUVEC_KERNEL_INLINE float sin_wide(float x) {
+  u32 q;
+  double r = reduce_trig(__builtin_fabsf(x), &q);
+  double r2 = r * r;
+  double v = sel_bit(q & 1u, cos_poly(r2), sin_poly(r, r2));
+  v = neg_bit((q >> 1) & 1u, v);
+  return xorsign(float(v), x);
+}
+NUVEC_KERNEL_INLINE float cos_wide(float x) {
+  u32 q;
+  double r = reduce_trig(__builtin_fabsf(x), &q);
+  double r2 = r * r;
+  double v = sel_bit(q & 1u, sin_poly(r, r2), cos_poly(r2));
+  return float(neg_bit(((q + 1u) >> 1) & 1u, v));
+}
+
+}  // namespace detail
+
+// sin and cos: the float path where trig_small(x), else (NaN and inf too)
+// the double one. On the GPU a real branch (warps mostly agree); on the CPU
+// both are computed and selected, so loops of sin/cos stay vectorizable
+// (loops over blocks of small arguments call sin_small/cos_small alone:
+// kernels::Small).
+
 /// Sine; exact argument reduction for every finite x.
 NUVEC_KERNEL_INLINE float sin(float x) {
-  u32 q;
-  double r = detail::reduce_trig(__builtin_fabsf(x), &q);
-  double r2 = r * r;
-  double s = detail::sin_poly(r, r2), c = detail::cos_poly(r2);
-  double v = detail::sel_bit(q & 1u, c, s);
-  v = detail::neg_bit((q >> 1) & 1u, v);
-  return detail::xorsign(float(v), x);
+#ifdef __CUDA_ARCH__
+  if (trig_small(x)) return sin_small(x);
+  return detail::sin_wide(x);
+#else
+  return detail::self(trig_small(x), sin_small(x), detail::sin_wide(x));
+#endif
 }
 
 /// Cosine; exact argument reduction for every finite x.
 NUVEC_KERNEL_INLINE float cos(float x) {
-  u32 q;
-  double r = detail::reduce_trig(__builtin_fabsf(x), &q);
-  double r2 = r * r;
-  double s = detail::sin_poly(r, r2), c = detail::cos_poly(r2);
-  double v = detail::sel_bit(q & 1u, s, c);
-  v = detail::neg_bit(((q + 1u) >> 1) & 1u, v);
-  return float(v);
+#ifdef __CUDA_ARCH__
+  if (trig_small(x)) return cos_small(x);
+  return detail::cos_wide(x);
+#else
+  return detail::self(trig_small(x), cos_small(x), detail::cos_wide(x));
+#endif
 }
 
 /// Tangent; exact argument reduction for every finite x.

@@ -43,6 +43,32 @@ NUVEC_MATH_UNARY(Erf, erf)
 NUVEC_MATH_UNARY(ErfInv, erfinv)
 #undef NUVEC_MATH_UNARY
 
+/// The fast variant of functor F for small arguments, where it has one:
+/// Small<F>{}(x) gives F's bits wherever Small<F>::outside(x) is 0, and
+/// loops take it for a block whose arguments are all inside (the eager CPU
+/// kernels, the generated CPU kernels). Sin and Cos on float32 and the
+/// 16-bit floats (which compute through float32) have one: math::sin_small.
+template <class F>
+struct Small {};
+
+#define NUVEC_SMALL_UNARY(Name, fn)                                \
+  template <>                                                      \
+  struct Small<Name> {                                             \
+    template <class T>                                             \
+      requires same_v<compute_t<T>, float>                         \
+    NUVEC_KERNEL_INLINE static u32 outside(T x) {                  \
+      return u32(!math::trig_small(float(x)));                     \
+    }                                                              \
+    template <class T>                                             \
+      requires same_v<compute_t<T>, float>                         \
+    NUVEC_KERNEL_INLINE T operator()(T x) const {                  \
+      return T(math::fn(float(x)));                                \
+    }                                                              \
+  };
+NUVEC_SMALL_UNARY(Sin, sin_small)
+NUVEC_SMALL_UNARY(Cos, cos_small)
+#undef NUVEC_SMALL_UNARY
+
 struct Sqrt {
   NUVEC_KERNEL_INLINE float operator()(float x) const { return __builtin_sqrtf(x); }
   NUVEC_KERNEL_INLINE double operator()(double x) const { return __builtin_sqrt(x); }

@@ -1,4 +1,6 @@
 // Element-wise unary kernels, one template instantiated per registry entry.
+#include <algorithm>
+
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/loops.h"
 #include "backend/functor_of.h"
@@ -7,6 +9,25 @@ namespace nuvec::cpu {
 
 namespace {
 
+constexpr int64_t kSmallBlock = 256;  // elements per check (in L1)
+
+// [b, e) in blocks: F's fast variant for a block whose arguments are all
+// small (the same bits), F itself for any other. Each block is checked
+// before it is written (out may be in's buffer).
+template <class F, class In, class Out>
+void small_blocks(const In* src, Out* dst, int64_t b, int64_t e) {
+  using S = kernels::Small<F>;
+  for (int64_t s = b; s < e; s += kSmallBlock) {
+    const int64_t t = std::min(e, s + kSmallBlock);
+    kernels::u32 outside = 0;
+    for (int64_t i = s; i < t; ++i) outside |= S::outside(src[i]);
+    if (outside)
+      for (int64_t i = s; i < t; ++i) dst[i] = F{}(src[i]);
+    else
+      for (int64_t i = s; i < t; ++i) dst[i] = S{}(src[i]);
+  }
+}
+
 template <class F, class In>
 void unary_typed(const Array& in, Array& out) {
   using Out = decltype(F{}(In{}));
@@ -14,7 +35,10 @@ void unary_typed(const Array& in, Array& out) {
   Out* dst = ptr<Out>(out);
   if (in.desc()->row_contiguous) {
     for_each_block(in.size(), [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) dst[i] = F{}(src[i]);
+      if constexpr (requires { kernels::Small<F>{}(In{}); })
+        small_blocks<F>(src, dst, b, e);
+      else
+        for (int64_t i = b; i < e; ++i) dst[i] = F{}(src[i]);
     });
     return;
   }
