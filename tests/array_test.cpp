@@ -105,6 +105,16 @@ TEST(Array, SumAxesForms) {
   EXPECT_EQ(x.sum({0, 2}).to_vector<int>(), (std::vector<int>{60, 92, 124}));
   EXPECT_EQ(x.sum({}).shape(), (Shape{2, 3, 4}));  // no axes: nothing reduced
   EXPECT_EQ(x.sum({0, 2}, true).shape(), (Shape{1, 3, 1}));
+  // The free functions: an int is one axis (as MLX's sum(a, axis)), a bool
+  // alone is keepdims over all axes.
+  EXPECT_EQ(ops::sum(x, 0).shape(), (Shape{3, 4}));
+  EXPECT_EQ(ops::sum(x, 1).to_vector<int>(), (x.sum(1)).to_vector<int>());
+  EXPECT_EQ(ops::max(x, -1, true).shape(), (Shape{2, 3, 1}));
+  EXPECT_EQ(ops::sum(x, true).shape(), (Shape{1, 1, 1}));
+  EXPECT_EQ(ops::mean(x, 2).shape(), (Shape{2, 3}));
+  EXPECT_EQ(ops::var(x, 0).shape(), (Shape{3, 4}));
+  EXPECT_EQ(ops::std(x, 0, false, 1).shape(), (Shape{3, 4}));
+  EXPECT_EQ(ops::var(x, true).shape(), (Shape{1, 1, 1}));
 }
 
 TEST(Array, Printing) {
