@@ -82,6 +82,23 @@ TEST(Gpu, SelectAndCastsMatchTheCpu) {
     }
 }
 
+// float32 -> float16/bfloat16 on the GPU (one cvt instruction, NaN payloads
+// kept by a test before it) gives the CPU's bits: NaNs with payloads and signs,
+// infinities, the overflow threshold, ties, subnormals, and random words.
+TEST(Gpu, HalfRoundingKeepsTheCpuBits) {
+  NUVEC_GPU_REQUIRED();
+  std::vector<uint32_t> special = {0x7fc00000u, 0xffc00001u, 0x7f800001u, 0x7fa5a5a5u, 0xff812345u,
+                                   0x7f800000u, 0xff800000u, 0x477ff000u, 0x477fefffu, 0x47800000u,
+                                   0x33800000u, 0x33000000u, 0x00000001u, 0x80000000u, 0x00000000u,
+                                   0x3f800001u, 0x3f808000u, 0x3f818000u, 0x38800000u, 0x387fc000u};
+  Array words = ops::concatenate({array(special, {static_cast<int>(special.size())}),
+                                  random::bits({4096}, 4, random::key(12)).astype(uint32)});
+  Array x = ops::view(words, float32);
+  for (DType to : {float16, bfloat16})
+    expect_same([&](StreamOrDevice s) { return ops::view(ops::astype(x, to, s), uint16); },
+                "float32 -> " + std::string(dtype_name(to)));
+}
+
 // Linear algebra runs on the CPU only (as MLX's): on a GPU stream the node
 // fails and says so, never a silent CPU run.
 TEST(Gpu, LinalgSaysItRunsOnTheCpu) {
