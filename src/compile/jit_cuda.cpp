@@ -152,15 +152,19 @@ void prepare_gpu_kernels(const Graph& g) {
     log_failure(error);
     return;
   }
-  struct Lazy {
+  struct Lazy {  // shared by the trace's regions
+    std::string program;
+    backend::GpuTarget target;
     std::once_flag once;
     std::shared_ptr<const GpuModule> module;
   };
   auto lazy = std::make_shared<Lazy>();
-  auto strided = [lazy, t, strided_program] {
+  lazy->program = std::move(strided_program);
+  lazy->target = t;
+  auto strided = [lazy] {
     std::call_once(lazy->once, [&] {
       std::string why;
-      lazy->module = gpu_module(strided_program, t, why);
+      lazy->module = gpu_module(lazy->program, lazy->target, why);
       if (!lazy->module) log_failure(why);
     });
     return lazy->module;
