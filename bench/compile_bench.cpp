@@ -67,13 +67,18 @@ std::vector<Hand> hand_loops() {
          out[0][i] = k::Multiply{}(k::Multiply{}(g, k::Sigmoid{}(g)), in[1][i]);
        }},
       [](const float* const* in, float* const* out, long long b, long long e) {
+         // Pointers in locals and no alias checks: seven streams need more
+         // run-time checks than GCC will version a loop for.
+         const float *ip = in[0], *ig = in[1], *im = in[2], *iv = in[3];
+         float *op = out[0], *om = out[1], *ov = out[2];
+         NUVEC_INDEPENDENT_ITERATIONS
          for (long long i = b; i < e; ++i) {
-         float p = in[0][i], g = in[1][i], m = in[2][i], v = in[3][i];
+         float p = ip[i], g = ig[i], m = im[i], v = iv[i];
          m = k::Add{}(k::Multiply{}(m, b1), k::Multiply{}(g, 1.0f - b1));
          v = k::Add{}(k::Multiply{}(v, b2), k::Multiply{}(k::Multiply{}(g, g), 1.0f - b2));
-         out[0][i] = k::Subtract{}(p, k::Divide{}(k::Multiply{}(m, lr), k::Add{}(k::Sqrt{}(v), eps)));
-         out[1][i] = m;
-         out[2][i] = v;
+         op[i] = k::Subtract{}(p, k::Divide{}(k::Multiply{}(m, lr), k::Add{}(k::Sqrt{}(v), eps)));
+         om[i] = m;
+         ov[i] = v;
        }},
       [](const float* const* in, float* const* out, long long b, long long e) {
          // Blocks whose arguments are all small take the fast sin/cos.

@@ -164,7 +164,7 @@ void fast_loop(std::ostream& os, const EmitRegion& r, size_t first, size_t last,
   const int n_in = f.num_inputs();
   const int lo = n_in + static_cast<int>(first), hi = n_in + static_cast<int>(last);
   const std::string body_in = std::string(in) + "  ";
-  os << in << "for (long i = b; i < e; ++i) {\n";
+  os << in << "NUVEC_INDEPENDENT_ITERATIONS\n" << in << "for (long i = b; i < e; ++i) {\n";
   loads(os, r, body_in.c_str(), false);
   for (int v = n_in; v < lo; ++v)
     if (buffered[v])
@@ -221,7 +221,7 @@ void small_blocks(std::ostream& os, const EmitRegion& r, size_t i) {
   if (cut < n_ops) {
     fast_loop(os, r, cut, n_ops, buffered, true, "        ");
   } else {
-    os << "        for (long i = b; i < e; ++i) {\n";
+    os << "        NUVEC_INDEPENDENT_ITERATIONS\n        for (long i = b; i < e; ++i) {\n";
     for (size_t j = 0; j < f.outputs().size(); ++j)
       os << "          q" << j << "[i] = t" << j << "[i - b];\n";
     os << "        }\n";
@@ -273,7 +273,7 @@ std::string emit_cpu_kernels(const std::vector<EmitRegion>& regions) {
       if (!strided && any_small(regions[i])) {
         small_blocks(os, regions[i], i);
       } else {
-        os << "  for (long i = 0; i < n; ++i) {\n";
+        os << "  NUVEC_INDEPENDENT_ITERATIONS\n  for (long i = 0; i < n; ++i) {\n";
         body(os, regions[i], strided);
         os << "  }\n";
       }
