@@ -149,6 +149,52 @@ TEST(Jit, SinCosBlocksEqualEager) {
   }
 }
 
+// Outputs beyond jit::stream_min_bytes() go through the streaming variant
+// (tiles of 256 on the stack, written with non-temporal stores): the same
+// bits as eager for every tile position (whole tiles, a partial last tile,
+// chunks of 16,384 on several threads), dtypes of 1 to 8 bytes, several
+// outputs, and an output written over its own input's buffer.
+TEST(Jit, StreamingKernelsEqualEager) {
+  nuvec::testing::CpuDefault cpu_default;
+  JitScope scope;
+  struct Restore {
+    ~Restore() { jit::set_stream_min_bytes(-1); }
+  } restore;
+  auto adam = [](const Array& p, const Array& g, const Array& m, const Array& v) {
+    Array m1 = m * 0.9f + g * 0.1f;
+    Array v1 = v * 0.999f + g * g * 0.001f;
+    return std::make_tuple(p - m1 * 1e-3f / (ops::sqrt(v1) + 1e-8f), m1, v1 > 1.0f);
+  };
+  auto f = compile(adam);
+  jit::set_stream_min_bytes(0);
+  for (DType dt : {float32, float16, bfloat16, float64}) {
+    for (int n : {1, 255, 256, 257, 40000}) {
+      SCOPED_TRACE(std::string(dtype_name(dt)) + " n=" + std::to_string(n));
+      Array p = data({n}, dt, 40), g = data({n}, dt, 41), m = data({n}, dt, 42);
+      Array v = ops::abs(data({n}, dt, 43));
+      auto [e0, e1, e2] = adam(p, g, m, v);
+      auto before = jit::stats();
+      auto [c0, c1, c2] = f(p, g, m, v);
+      expect_same(e0, c0);
+      expect_same(e1, c1);
+      expect_same(e2, c2);
+      EXPECT_GT(jit::stats().streamed_runs, before.streamed_runs);
+    }
+  }
+  // The input of x * x + 1 held by nobody else: its buffer becomes the output.
+  auto sq = compile([](const Array& x) { return x * x + 1.0f; });
+  Array want = data({40000}, float32, 44) * data({40000}, float32, 44) + 1.0f;
+  expect_same(sq(data({40000}, float32, 44)), want);
+  // Above the threshold nothing streams.
+  jit::set_stream_min_bytes(1ll << 40);
+  auto before = jit::stats();
+  expect_same(sq(data({40000}, float32, 44)), want);
+  EXPECT_EQ(jit::stats().streamed_runs, before.streamed_runs);
+  EXPECT_GT(jit::stats().generated_runs, before.generated_runs);
+  jit::set_stream_min_bytes(-1);
+  EXPECT_GT(jit::stream_min_bytes(), 0);
+}
+
 TEST(Jit, IntegerBoolAndComplexRegions) {
   nuvec::testing::CpuDefault cpu_default;
   JitScope scope;

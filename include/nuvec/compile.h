@@ -51,6 +51,7 @@ struct Stats {
   uint64_t generated_runs = 0;    // fused regions run by generated kernels
   uint64_t interpreted_runs = 0;  // fused regions run by the interpreter
                                   // (on the GPU: op by op)
+  uint64_t streamed_runs = 0;     // generated runs with non-temporal stores
   // The same for generated GPU kernels (NVRTC; built when a trace is made).
   uint64_t gpu_compiled = 0;
   uint64_t gpu_disk_hits = 0;
@@ -58,6 +59,12 @@ struct Stats {
   uint64_t gpu_failures = 0;
 };
 Stats stats();
+/// A generated CPU kernel whose outputs total more than this many bytes
+/// writes them with non-temporal stores (past the caches: a memory-bound
+/// loop moves a third less). The default is the size of the largest CPU
+/// cache; a negative value restores it. The values are the same either way.
+void set_stream_min_bytes(long long bytes);
+long long stream_min_bytes();
 /// Why generated kernels are not available ("" while they are).
 std::string unavailable_reason();
 /// The directory of the disk cache of kernels ($NUVEC_CACHE_DIR/cpu, by

@@ -230,6 +230,28 @@ void small_blocks(std::ostream& os, const EmitRegion& r, size_t i) {
   strided_call(os, r, i);
 }
 
+// The streaming kernel of a region (dense inputs, as the contiguous one):
+// per tile of kStreamTile elements, the loop writes the outputs to tiles on
+// the stack, which go to memory with non-temporal stores (kernels/stream.h).
+// Used when the outputs are larger than the last-level cache.
+void stream_kernel(std::ostream& os, const EmitRegion& r) {
+  const Fused& f = *r.fused;
+  for (size_t j = 0; j < f.outputs().size(); ++j)
+    os << "  alignas(64) " << cpp_type(value_dtype(r, f.outputs()[j])) << " t" << j
+       << "[kStreamTile];\n";
+  os << "  for (long b = 0; b < n; b += kStreamTile) {\n"
+     << "    const long e = n - b < kStreamTile ? n : b + kStreamTile;\n"
+     << "    NUVEC_INDEPENDENT_ITERATIONS\n    for (long i = b; i < e; ++i) {\n";
+  loads(os, r, "      ", false);
+  emit_ops(os, r, "      ");
+  for (size_t j = 0; j < f.outputs().size(); ++j)
+    os << "      t" << j << "[i - b] = v" << f.outputs()[j] << ";\n";
+  os << "    }\n";
+  for (size_t j = 0; j < f.outputs().size(); ++j)
+    os << "    stream_tile(q" << j << " + b, t" << j << ", e - b);\n";
+  os << "  }\n  stream_fence();\n";
+}
+
 bool any_small(const EmitRegion& r) {
   for (const FusedOp& op : r.fused->ops())
     if (has_small(r, op)) return true;
@@ -264,7 +286,7 @@ void emit_literals(std::ostream& os, const EmitRegion& r, const char* indent) {
 std::string emit_cpu_kernels(const std::vector<EmitRegion>& regions) {
   std::ostringstream os;
   os << "\n// Generated kernels of fused regions.\nusing namespace nuvec::kernels;\n";
-  for (size_t i = 0; i < regions.size(); ++i)
+  for (size_t i = 0; i < regions.size(); ++i) {
     for (bool strided : {true, false}) {  // contig may call strided
       os << "\nextern \"C\" void nuvec_k" << i
          << (strided ? "_strided(const void* const* in, void* const* out, const long* strides, long n) {\n"
@@ -279,6 +301,13 @@ std::string emit_cpu_kernels(const std::vector<EmitRegion>& regions) {
       }
       os << "}\n";
     }
+    // Regions with small-argument blocks are compute-bound: no streaming.
+    if (any_small(regions[i])) continue;
+    os << "\nextern \"C\" void nuvec_k" << i << "_stream(const void* const* in, void* const* out, long n) {\n";
+    pointers(os, regions[i], false);
+    stream_kernel(os, regions[i]);
+    os << "}\n";
+  }
   return os.str();
 }
 

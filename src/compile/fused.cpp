@@ -2,6 +2,12 @@
 // expanding the region into ordinary nodes).
 #include "nuvec/primitives/fused.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
 #include "nuvec/ops/shape.h"
 #include "nuvec/primitives/params.h"
 #include "nuvec/transforms/flat.h"
@@ -32,6 +38,58 @@ Expected<std::vector<OutputSpec>> Fused::output_specs(const std::vector<Array>& 
 std::atomic<uint64_t>& detail::fused_runs(bool generated) {
   static std::atomic<uint64_t> runs[2];
   return runs[generated ? 1 : 0];
+}
+
+std::atomic<uint64_t>& detail::streamed_runs() {
+  static std::atomic<uint64_t> runs{0};
+  return runs;
+}
+
+namespace {
+
+// The size of the largest cache core 0 reaches, from sysfs (the kernel's
+// view: one CCX's L3 on AMD parts, where sysconf can report the whole
+// package's), else sysconf; 0 when neither knows.
+long long cache_bytes() {
+  long long best = 0;
+  for (int i = 0; i < 8; ++i) {
+    std::string path = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/size";
+    FILE* f = std::fopen(path.c_str(), "r");
+    if (!f) break;
+    long long v = 0;
+    char unit = 0;
+    if (std::fscanf(f, "%lld%c", &v, &unit) >= 1)
+      best = std::max(best, v << (unit == 'K' ? 10 : unit == 'M' ? 20 : 0));
+    std::fclose(f);
+  }
+  if (best == 0) best = std::max(0l, sysconf(_SC_LEVEL3_CACHE_SIZE));
+  return best;
+}
+
+// What is written beyond the largest cache leaves it before anything reads
+// it back anyway; 32 MiB where the size is unknown.
+long long default_stream_min_bytes() {
+  static const long long bytes = [] {
+    long long c = cache_bytes();
+    return c > 0 ? c : 32ll << 20;
+  }();
+  return bytes;
+}
+
+std::atomic<long long>& stream_override() {
+  static std::atomic<long long> bytes{-1};
+  return bytes;
+}
+
+}  // namespace
+
+long long detail::stream_min_bytes() {
+  long long b = stream_override().load(std::memory_order_relaxed);
+  return b >= 0 ? b : default_stream_min_bytes();
+}
+
+void detail::set_stream_min_bytes(long long bytes) {
+  stream_override().store(bytes < 0 ? -1 : bytes, std::memory_order_relaxed);
 }
 
 std::shared_ptr<const FusedCpuKernel> Fused::cpu_kernel() const {

@@ -135,6 +135,7 @@ class Jit {
     jit::Stats s = stats_;
     s.generated_runs = detail::fused_runs(true).load();
     s.interpreted_runs = detail::fused_runs(false).load();
+    s.streamed_runs = detail::streamed_runs().load();
     jit::Stats g = jit_detail::gpu_stats();
     s.gpu_compiled = g.compiled;
     s.gpu_disk_hits = g.disk_hits;
@@ -293,6 +294,8 @@ class Jit {
       std::string base = "nuvec_k" + std::to_string(i);
       k->contig = reinterpret_cast<FusedCpuKernel::Contig>(dlsym(m->handle, (base + "_contig").c_str()));
       k->strided = reinterpret_cast<FusedCpuKernel::Strided>(dlsym(m->handle, (base + "_strided").c_str()));
+      // Absent for regions that do not stream (small-argument blocks).
+      k->stream = reinterpret_cast<FusedCpuKernel::Contig>(dlsym(m->handle, (base + "_stream").c_str()));
       k->input_dtypes = job.dtypes[i];
       k->module = m;
       if (k->contig && k->strided) static_cast<const Fused&>(*job.fused[i]).set_cpu_kernel(k);
@@ -373,6 +376,8 @@ void set_mode(Mode m) { Jit::get().set_mode(m); }
 Mode mode() { return Jit::get().mode(); }
 void wait() { Jit::get().wait(); }
 Stats stats() { return Jit::get().stats(); }
+void set_stream_min_bytes(long long bytes) { detail::set_stream_min_bytes(bytes); }
+long long stream_min_bytes() { return detail::stream_min_bytes(); }
 std::string unavailable_reason() { return Jit::get().reason(); }
 std::string disk_cache() { return Jit::get().disk(); }
 

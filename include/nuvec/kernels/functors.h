@@ -3,4 +3,5 @@
 
 #include "binary.h"
 #include "cast.h"
+#include "stream.h"
 #include "unary.h"

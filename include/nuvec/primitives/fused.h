@@ -42,6 +42,7 @@ struct FusedCpuKernel {
   using Strided = void (*)(const void* const* in, void* const* out, const long* strides, long n);
   Contig contig = nullptr;
   Strided strided = nullptr;
+  Contig stream = nullptr;  // as contig, with non-temporal stores; may be absent
   std::vector<DType> input_dtypes;     // what the kernel was generated for
   std::shared_ptr<const void> module;  // keeps the shared object loaded
 };
@@ -113,6 +114,13 @@ namespace detail {
 /// How many times fused regions ran as generated kernels (true) or through
 /// the interpreter (false); jit::stats reports them.
 std::atomic<uint64_t>& fused_runs(bool generated);
+/// How many of the generated runs went through the streaming variant.
+std::atomic<uint64_t>& streamed_runs();
+/// Bytes of output above which a generated CPU kernel writes with
+/// non-temporal stores (jit::set_stream_min_bytes; by default the size of
+/// the largest cache).
+long long stream_min_bytes();
+void set_stream_min_bytes(long long bytes);
 }  // namespace detail
 
 }  // namespace nuvec

@@ -92,7 +92,7 @@ char* element(Array& a, int64_t i) {
 }
 
 // Every input dense or one value: chunks of kChunk elements through the
-// contiguous kernel; a one-value input is read from a chunk-long buffer of
+// contiguous kernel (or its streaming variant for outputs beyond the cache); a one-value input is read from a chunk-long buffer of
 // copies (so the kernel's loop sees only dense operands and vectorizes).
 void run_contig(const Fused& p, const FusedCpuKernel& k, const Arrays& in, Arrays& out,
                 int64_t size) {
@@ -107,6 +107,11 @@ void run_contig(const Fused& p, const FusedCpuKernel& k, const Arrays& in, Array
     copies[i].resize(static_cast<size_t>(fill) * w);
     for (int64_t e = 0; e < fill; ++e) std::memcpy(copies[i].data() + e * w, element(in[i], 0), w);
   }
+  long long out_bytes = 0;
+  for (const auto& o : out) out_bytes += size * o.itemsize();
+  bool stream = k.stream && out_bytes > nuvec::detail::stream_min_bytes();
+  if (stream) nuvec::detail::streamed_runs().fetch_add(1, std::memory_order_relaxed);
+  auto kernel = stream ? k.stream : k.contig;
   parallel_for(size, kChunk, [&](long long b, long long e) {
     std::vector<const void*> ip(n_in);
     std::vector<void*> op(n_out);
@@ -115,7 +120,7 @@ void run_contig(const Fused& p, const FusedCpuKernel& k, const Arrays& in, Array
               : literal[i]       ? nullptr
                                  : static_cast<const void*>(element(in[i], b));
     for (size_t j = 0; j < n_out; ++j) op[j] = element(out[j], b);
-    k.contig(ip.data(), op.data(), static_cast<long>(e - b));
+    kernel(ip.data(), op.data(), static_cast<long>(e - b));
   });
 }
 
