@@ -25,10 +25,15 @@ Array chain(const Array& x, int nodes) {
 // cotangent times 1 - out^2; sum's: a broadcast of the cotangent): the
 // derivative graph without any transform machinery.
 std::pair<Array, Array> by_hand(const Array& x, int nodes) {
-  std::vector<Array> ys{x}, ts;
+  // The scalar 1.001 as the forward's multiply sees it (a constant
+  // broadcast to y's shape, as `y * 1.001f` builds it), kept for the
+  // backward pass, whose rule multiplies by that same array.
+  std::vector<Array> ys{x}, ts, cs;
   Array y = x;
   for (int i = 0; i < nodes / 4; ++i) {
-    Array t = ops::tanh(y * 1.001f + 0.01f);
+    Array c = ops::broadcast_to(array(1.001f), y.shape());
+    Array t = ops::tanh(y * c + 0.01f);
+    cs.push_back(c);
     ts.push_back(t);
     y = t * y;
     ys.push_back(y);
@@ -39,7 +44,7 @@ std::pair<Array, Array> by_hand(const Array& x, int nodes) {
     const Array& t = ts[i];
     const Array& yi = ys[i];
     Array du = (g * yi) * (1.0f - ops::square(t));
-    g = g * t + du * 1.001f;
+    g = g * t + du * cs[i];
   }
   return {loss, g};
 }
