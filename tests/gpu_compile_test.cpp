@@ -7,8 +7,10 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "backend/backend.h"
 #include "compile/emit_cpp.h"
@@ -115,6 +117,52 @@ TEST(GpuCompile, LayoutsAndOutputs) {
       EXPECT_TRUE(same_bits(eager, compile_flat(f)(in), why)) << why;
       EXPECT_GT(jit::stats().generated_runs, before);
     });
+}
+
+// sin and cos of one value share one argument reduction in the generated
+// kernel (kernels::SinCos): compiled equals eager bit for bit for small,
+// wide (past 2^18, the double reduction) and special arguments, in
+// float32 and the 16-bit floats, contiguous and strided; the source has
+// the pairing.
+TEST(GpuCompile, SinAndCosOfOneValueShareTheReduction) {
+  auto f = [](const Arrays& a) {
+    Array s = ops::sin(a[0]);
+    return Arrays{ops::exp(s * 2.0f + ops::cos(a[0])) / (ops::abs(a[0]) + 1.0f), ops::cos(a[0] * 3.0f),
+                  ops::sin(a[0] * 3.0f)};
+  };
+  Array probe = ops::zeros({4}, float32);
+  auto g = compiler::trace({probe}, false, [&](const Arrays& ph) { return f(ph); });
+  std::string program;
+  int regions = 0;
+  for (const auto& s : g.steps) {
+    if (s.primitive->id() != PrimitiveId::Fused) continue;
+    compiler::EmitRegion r{static_cast<const Fused*>(s.primitive.get()), {}};
+    for (const auto& in : s.inputs) r.input_dtypes.push_back(in.dtype());
+    program += compiler::emit_cuda_kernel(r, regions++, compiler::CudaVariant::contig);
+  }
+  size_t pairs = 0;
+  for (size_t at = program.find("SinCos{}"); at != std::string::npos; at = program.find("SinCos{}", at + 1)) ++pairs;
+  EXPECT_GE(pairs, 2u) << program;
+  if (built_with_cuda()) {  // NVRTC compiles it (no GPU needed)
+    std::string binary;
+    EXPECT_EQ(backend::gpu_compile(compiler::cuda_program(program), "sm_90", binary), "");
+  }
+  NUVEC_GPU_REQUIRED();
+  std::vector<float> v(200000);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = 3.0f * std::sin(0.001f * static_cast<float>(i)) * static_cast<float>(i % 1000);
+  const float special[] = {0x1p18f, -0x1.fffffep17f, 3e7f, -1e30f, 0.0f, -0.0f, 1e-40f,
+                           std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()};
+  for (size_t k = 0; k < sizeof special / sizeof special[0]; ++k) v[k * 7919] = special[k];
+  for (DType dt : {float32, float16, bfloat16}) {
+    SCOPED_TRACE(std::string(dtype_name(dt)));
+    Array x = array<float>(v, {400, 500}).astype(dt);
+    for (const Array& in : {x, ops::transpose(x)})
+      with_stream(Device::gpu, [&] {
+        auto eager = f(Arrays{in});
+        std::string why;
+        EXPECT_TRUE(same_bits(eager, compile_flat(f)(Arrays{in}), why)) << why;
+      });
+  }
 }
 
 // A trace compiles its contiguous kernels at once and its strided ones when

@@ -4,6 +4,7 @@
 // bits, in blocks of small arguments). Literals are bit patterns.
 #include "compile/emit_cpp.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -80,17 +81,49 @@ bool has_small(const EmitRegion& r, const FusedOp& op) {
   });
 }
 
+// For `pair_trig`: operation j's partner when j is a Sin and k > j a Cos
+// of the same float32/16-bit value, or the other way round (partner[j] = k,
+// partner[k] = j); -1 elsewhere. Both come from one kernels::SinCos call.
+std::vector<int> trig_partners(const EmitRegion& r) {
+  const auto& ops = r.fused->ops();
+  std::vector<int> partner(ops.size(), -1);
+  auto is = [&](size_t j, PrimitiveId id) { return ops[j].primitive->id() == id; };
+  for (size_t j = 0; j < ops.size(); ++j) {
+    if (partner[j] >= 0 || !(is(j, PrimitiveId::Sin) || is(j, PrimitiveId::Cos))) continue;
+    DType d = value_dtype(r, ops[j].args[0]);
+    if (!(d == float32 || d == float16 || d == bfloat16)) continue;
+    PrimitiveId other = is(j, PrimitiveId::Sin) ? PrimitiveId::Cos : PrimitiveId::Sin;
+    for (size_t k = j + 1; k < ops.size(); ++k)
+      if (partner[k] < 0 && is(k, other) && ops[k].args[0] == ops[j].args[0]) {
+        partner[j] = static_cast<int>(k);
+        partner[k] = static_cast<int>(j);
+        break;
+      }
+  }
+  return partner;
+}
+
 // Operations [first, last) of the region (value n_in + j for operation j).
+// With `pair_trig`, a Sin and a Cos of one value share a SinCos call (made
+// at the first of the two, named scV after its value).
 void op_range(std::ostream& os, const EmitRegion& r, const char* indent, bool small, size_t first,
-              size_t last) {
+              size_t last, bool pair_trig = false) {
   const int n_in = r.fused->num_inputs();
+  std::vector<int> partner = pair_trig && !small ? trig_partners(r) : std::vector<int>();
   for (size_t j = first; j < last; ++j) {
     int v = n_in + static_cast<int>(j);
     const FusedOp& op = r.fused->ops()[j];
     bool fast = small && has_small(r, op);
     if (fast)
       os << indent << "outside |= " << functor(op, true) << "::outside(v" << op.args[0] << ");\n";
-    os << indent << "const auto v" << v << " = " << call(op, fast) << ";\n";
+    if (!partner.empty() && partner[j] >= 0) {
+      int first_of = std::min(static_cast<int>(j), partner[j]) + n_in;
+      if (first_of == v) os << indent << "const auto sc" << v << " = SinCos{}(v" << op.args[0] << ");\n";
+      os << indent << "const auto v" << v << " = sc" << first_of
+         << (op.primitive->id() == PrimitiveId::Sin ? ".sin" : ".cos") << ";\n";
+    } else {
+      os << indent << "const auto v" << v << " = " << call(op, fast) << ";\n";
+    }
     if (!small)
       os << indent << "static_assert(same_v<decltype(v" << v << "), const " << cpp_type(op.dtype)
          << ">, \"dtype of value " << v << "\");\n";
@@ -99,8 +132,8 @@ void op_range(std::ostream& os, const EmitRegion& r, const char* indent, bool sm
 
 }  // namespace
 
-void emit_ops(std::ostream& os, const EmitRegion& r, const char* indent, bool small) {
-  op_range(os, r, indent, small, 0, r.fused->ops().size());
+void emit_ops(std::ostream& os, const EmitRegion& r, const char* indent, bool small, bool pair_trig) {
+  op_range(os, r, indent, small, 0, r.fused->ops().size(), pair_trig);
 }
 
 DType value_dtype(const EmitRegion& r, int v) {

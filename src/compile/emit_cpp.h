@@ -35,8 +35,11 @@ void emit_literals(std::ostream& os, const EmitRegion& r, const char* indent);
 /// static_assert that the value has the eager kernel's dtype. With `small`,
 /// operations that have a fast variant for small arguments call it
 /// (`Small<Functor>{}`, kernels/unary.h) and OR `Small<Functor>::outside`
-/// of their argument into `outside`.
-void emit_ops(std::ostream& os, const EmitRegion& r, const char* indent, bool small = false);
+/// of their argument into `outside`. With `pair_trig` (the GPU emitter), a
+/// Sin and a Cos of one float32/16-bit value come from one kernels::SinCos
+/// call (one argument reduction, the same bits).
+void emit_ops(std::ostream& os, const EmitRegion& r, const char* indent, bool small = false,
+              bool pair_trig = false);
 /// The dtype of value `v` (inputs first, then operations).
 DType value_dtype(const EmitRegion& r, int v);
 /// Which inputs are literals (not passed to generated kernels).

@@ -70,7 +70,7 @@ void contig(std::ostream& os, const EmitRegion& r, const Params& p) {
   os << "#pragma unroll\n    for (int u = 0; u < N; ++u) {\n";
   for (int k : p.inputs)
     os << "      const " << cpp_type(r.input_dtypes[k]) << " v" << k << " = l" << k << ".v[u];\n";
-  emit_ops(os, r, "      ");
+  emit_ops(os, r, "      ", false, true);
   const auto& outs = r.fused->outputs();
   for (size_t j = 0; j < outs.size(); ++j) os << "      r" << j << ".v[u] = v" << outs[j] << ";\n";
   os << "    }\n";
@@ -83,7 +83,7 @@ void contig(std::ostream& os, const EmitRegion& r, const Params& p) {
     os << "      const " << cpp_type(r.input_dtypes[k]) << " v" << k << " = p" << k << "[m.len[" << a
        << "] == 0 ? i : i % m.len[" << a << "]];\n";
   }
-  emit_ops(os, r, "      ");
+  emit_ops(os, r, "      ", false, true);
   stores(os, r, "      ", "[i]");
   os << "    }\n  }\n}\n";
 }
@@ -105,7 +105,7 @@ void strided(std::ostream& os, const EmitRegion& r, const Params& p) {
   os << "    }\n";
   for (int k : p.inputs)
     os << "    const " << cpp_type(r.input_dtypes[k]) << " v" << k << " = p" << k << "[o" << k << "];\n";
-  emit_ops(os, r, "    ");
+  emit_ops(os, r, "    ", false, true);
   stores(os, r, "    ", "[i]");
   os << "  }\n}\n";
 }

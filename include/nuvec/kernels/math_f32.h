@@ -679,6 +679,40 @@ NUVEC_KERNEL_INLINE float cos(float x) {
 #endif
 }
 
+/// sin(x) and cos(x) from one argument reduction: the bits of sin and cos.
+/// Generated kernels call it where a region takes both of one value.
+NUVEC_KERNEL_INLINE void sincos(float x, float* s, float* c) {
+  float ax = __builtin_fabsf(x);
+#ifdef __CUDA_ARCH__
+  if (!trig_small(x)) {
+    u32 q;
+    double r = detail::reduce_trig(ax, &q);
+    double r2 = r * r;
+    double sp = detail::sin_poly(r, r2), cp = detail::cos_poly(r2);
+    double vs = detail::neg_bit((q >> 1) & 1u, detail::sel_bit(q & 1u, cp, sp));
+    *s = detail::xorsign(float(vs), x);
+    *c = float(detail::neg_bit(((q + 1u) >> 1) & 1u, detail::sel_bit(q & 1u, sp, cp)));
+    return;
+  }
+#endif
+  float rh, rl;
+  u32 q;
+  detail::reduce_trig_small(ax, &rh, &rl, &q);
+  float sf = detail::sin_f(rh, rl), cf = detail::cos_f(rh, rl);
+  float vs = detail::self((q & 1u) != 0, cf, sf);
+  vs = detail::xorsign(bit_cast<float>(bit_cast<u32>(vs) ^ ((q & 2u) << 30)), x);
+  float vc = detail::self((q & 1u) != 0, sf, cf);
+  vc = bit_cast<float>(bit_cast<u32>(vc) ^ (((q + 1u) & 2u) << 30));
+#ifdef __CUDA_ARCH__
+  *s = vs;
+  *c = vc;
+#else
+  bool small = trig_small(x);
+  *s = detail::self(small, vs, detail::sin_wide(x));
+  *c = detail::self(small, vc, detail::cos_wide(x));
+#endif
+}
+
 /// Tangent; exact argument reduction for every finite x.
 NUVEC_KERNEL_INLINE float tan(float x) {
   u32 q;

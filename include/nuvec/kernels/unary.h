@@ -43,6 +43,23 @@ NUVEC_MATH_UNARY(Erf, erf)
 NUVEC_MATH_UNARY(ErfInv, erfinv)
 #undef NUVEC_MATH_UNARY
 
+/// Sin and Cos of one value together, from one argument reduction (the
+/// generated GPU kernels call it where a region takes both): the bits of
+/// Sin{}(x) and Cos{}(x).
+template <class T>
+struct SinCosOf {
+  T sin, cos;
+};
+struct SinCos {
+  template <class T>
+    requires same_v<compute_t<T>, float>
+  NUVEC_KERNEL_INLINE SinCosOf<T> operator()(T x) const {
+    float s, c;
+    math::sincos(float(x), &s, &c);
+    return {T(s), T(c)};
+  }
+};
+
 /// The fast variant of functor F for small arguments, where it has one:
 /// Small<F>{}(x) gives F's bits wherever Small<F>::outside(x) is 0, and
 /// loops take it for a block whose arguments are all inside (the eager CPU
