@@ -56,5 +56,13 @@ int main() {
       char name[64];
       std::snprintf(name, sizeof name, "%s %d^3", std::string(dtype_name(dt)).c_str(), n);
       std::printf("| %-34s | %9.3f | %9.1f |\n", name, ms, 2.0 * n * n * double(n) / (ms * 1e9));
+      // A Linear layer's bias: AddMM through cuBLASLt's bias epilogue,
+      // against the product and a separate add.
+      Array bias = ops::astype(ops::copy(random::normal({n}, random::key(5)), Device::gpu), dt, Device::gpu);
+      bias.eval();
+      double fused = bench::median_ms(5, [&] { ops::addmm(bias, a, b, 1.0f, 1.0f, Device::gpu).eval(); });
+      double apart = bench::median_ms(5, [&] { ops::add(ops::matmul(a, b, Device::gpu), bias, Device::gpu).eval(); });
+      std::snprintf(name, sizeof name, "  addmm + bias (matmul, add: %.3f)", apart);
+      std::printf("| %-34s | %9.3f | %9.1f |\n", name, fused, 2.0 * n * n * double(n) / (fused * 1e9));
     }
 }

@@ -166,6 +166,29 @@ TEST(Gpu, MatmulMatchesTheCpu) {
   EXPECT_EQ(tf32_sensitive, 1.0f + 0x1p-20f) << "float32 products must not round to TF32";
 }
 
+// addmm through cuBLASLt (a Linear layer's bias in the epilogue, a full c
+// in C = D, batched, 16-bit floats) within matmul's tolerance of the CPU.
+TEST(Gpu, AddMMMatchesTheCpu) {
+  NUVEC_GPU_REQUIRED();
+  for (DType dt : {float32, float64, float16, bfloat16}) {
+    auto m = [&](const Shape& s, int k) { return (random::normal(s, random::key(k)) * 0.5f).astype(dt); };
+    std::string w(dtype_name(dt));
+    Array x = m({64, 128}, 11), weight = ops::transpose(m({96, 128}, 12)), bias = m({96}, 13);
+    Array full = m({64, 96}, 14), bx = m({4, 64, 128}, 15);
+    for (float alpha : {1.0f, 0.5f}) {
+      std::string a = " alpha " + std::to_string(alpha);
+      expect_close([&](StreamOrDevice s) { return ops::addmm(bias, x, weight, alpha, 1.0f, s); }, tolerance(dt),
+                   w + " bias" + a);
+      expect_close([&](StreamOrDevice s) { return ops::addmm(bias, bx, weight, alpha, 1.0f, s); }, tolerance(dt),
+                   w + " batched bias" + a);
+      expect_close([&](StreamOrDevice s) { return ops::addmm(full, x, weight, alpha, -2.0f, s); }, tolerance(dt),
+                   w + " full c" + a);
+      expect_close([&](StreamOrDevice s) { return ops::addmm(bias, bx, weight, alpha, 0.5f, s); }, tolerance(dt),
+                   w + " batched, bias with beta 0.5" + a);
+    }
+  }
+}
+
 // set_matmul_tf32(true) opts in to TF32 tensor cores: an operand 1 + 2^-20
 // rounds to 1 (a @ ones with a = (1 + 2^-20) I gives 1 instead of 1 + 2^-20).
 TEST(Gpu, MatmulTf32IsAnExplicitOption) {

@@ -57,10 +57,10 @@ std::unique_ptr<nuvec::testing::CpuDefault> cpu_if(bool pin) {
 }
 
 // vmap equals the loop bit for bit on the CPU; on the GPU cuBLAS picks its
-// kernels by the batch shape, so the batched products of Matmul and of
+// kernels by the batch shape, so the batched products of Matmul, AddMM and
 // Im2Col's convolutions run there (docs/gpu-status.md, determinism).
 bool vmap_bits_need_cpu(PrimitiveId id) {
-  return id == PrimitiveId::Matmul || id == PrimitiveId::Im2Col;
+  return id == PrimitiveId::Matmul || id == PrimitiveId::AddMM || id == PrimitiveId::Im2Col;
 }
 
 class Rules : public ::testing::TestWithParam<Entry> {

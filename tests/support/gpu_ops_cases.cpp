@@ -108,6 +108,46 @@ void check_Matmul() {
   }
 }
 
+// cuBLASLt's bias epilogue (a row c, beta 1, with and without alpha, also
+// batched and with a transposed operand), C = D (a full, column or batched
+// c, beta != 1, operands copied dense where strided or unevenly batched),
+// and k == 0 (separate kernels).
+void check_AddMM() {
+  for (DType dt : {float32, float64, float16, bfloat16, complex64}) {
+    auto m = [&](const Shape& s, int k) {
+      return (random::normal(s, random::key(k)) * 0.5f).astype(dt);
+    };
+    Array a = m({24, 40}, 60), b = m({40, 16}, 61), bias = m({16}, 62);
+    Array ta = ops::transpose(m({40, 24}, 63)), full = m({24, 16}, 64);
+    Array column = m({24, 1}, 65), ba = m({3, 24, 40}, 66), bb = m({3, 40, 16}, 67);
+    Array bc = m({3, 24, 16}, 68), sl = ops::slice(m({24, 80}, 69), {0, 0}, {24, 80}, {1, 2});
+    Array ua = m({3, 1, 24, 40}, 70), ub = m({2, 40, 16}, 71);  // batch (3, 2)
+    Array a0 = m({24, 0}, 72), b0 = m({0, 16}, 73);
+    struct Case {
+      const char* what;
+      const Array &c, &x, &y;
+      float alpha, beta;
+    };
+    const Case cases[] = {{"bias", bias, a, b, 1.0f, 1.0f},
+                          {"bias alpha 0.5", bias, a, b, 0.5f, 1.0f},
+                          {"bias transposed", bias, ta, b, -2.0f, 1.0f},
+                          {"bias batched", bias, ba, b, 1.0f, 1.0f},
+                          {"full beta 0.5", full, a, b, 1.0f, 0.5f},
+                          {"full beta 1", full, ta, b, 0.5f, 1.0f},
+                          {"column", column, a, b, 1.0f, 1.0f},
+                          {"batched c", bc, ba, bb, -2.0f, 0.5f},
+                          {"strided", full, sl, b, 1.0f, -2.0f},
+                          {"uneven batch", bias, ua, ub, 1.0f, 0.5f},
+                          {"k 0", bias, a0, b0, 1.0f, 2.0f}};
+    for (const auto& k : cases)
+      expect_close(
+          [&](StreamOrDevice s) {
+            return ops::addmm(k.c, k.x, k.y, k.alpha, k.beta, s);
+          },
+          tolerance(dt), std::string("addmm ") + k.what + " " + name(dt));
+  }
+}
+
 // ---- creation and random ----
 
 void check_Arange() {

@@ -141,6 +141,26 @@ RuleCase Case<PrimitiveId::Matmul>::make(std::mt19937&) {
            probe("batch (2,3,4) @ broadcast (4,2)", two(mm), {{2, 3, 4}, {4, 2}})}};
 }
 
+RuleCase Case<PrimitiveId::AddMM>::make(std::mt19937&) {
+  // Inputs (a, b, c) or, where c comes first, (c, a, b): the harness's
+  // "first input unbatched" vmap variant then leaves a or c unbatched.
+  auto abc = [](float alpha, float beta) -> FlatFunction {
+    return [=](const Arrays& in) { return Arrays{ops::addmm(in[2], in[0], in[1], alpha, beta)}; };
+  };
+  auto cab = [](float alpha, float beta) -> FlatFunction {
+    return [=](const Arrays& in) { return Arrays{ops::addmm(in[0], in[1], in[2], alpha, beta)}; };
+  };
+  return {{probe("(3,4) @ (4,2) + c (3,2), alpha 0.5, beta -2", abc(0.5f, -2.0f),
+                 {{3, 4}, {4, 2}, {3, 2}}),
+           probe("bias row c (2,) first", cab(1.0f, 1.0f), {{2}, {3, 4}, {4, 2}}),
+           probe("column c (3,1), beta 0.5", cab(-2.0f, 0.5f), {{3, 1}, {3, 4}, {4, 2}}),
+           probe("vector @ matrix + c (3,)", abc(1.0f, 0.5f), {{4}, {4, 3}, {3}}),
+           probe("matrix @ vector + c (3,)", abc(2.0f, 1.0f), {{3, 4}, {4}, {3}}),
+           probe("batch (2,3,4) @ broadcast (4,2) + scalar c", abc(1.0f, -2.0f),
+                 {{2, 3, 4}, {4, 2}, {}}),
+           probe("batched c (2,3,2) first", cab(0.5f, 1.0f), {{2, 3, 2}, {2, 3, 4}, {4, 2}})}};
+}
+
 RuleCase Case<PrimitiveId::Arange>::make(std::mt19937&) {
   // Arange has no inputs, so it is never on a tape and its own rules cannot
   // be reached; the probe checks it as a constant of a traced function

@@ -16,7 +16,10 @@ Array inner(const Array& a, const Array& b, StreamOrDevice s = {},
 /// Outer product of the flattened arrays.
 Array outer(const Array& a, const Array& b, StreamOrDevice s = {},
             Location loc = NUVEC_LOC);
-/// alpha * (a @ b) + beta * c.
+/// alpha * (a @ b) + beta * c: a and b as matmul's, all three promoted to
+/// their common dtype, c broadcast against the product; c is not read when
+/// beta is 0. One AddMM node (docs/semantics.md): on the CPU the bits of
+/// matmul, * alpha, c * beta and + as separate ops; on the GPU cuBLASLt.
 Array addmm(const Array& c, const Array& a, const Array& b, float alpha = 1.0f,
             float beta = 1.0f, StreamOrDevice s = {}, Location loc = NUVEC_LOC);
 

@@ -14,6 +14,35 @@ class Matmul : public PrimitiveBase<PrimitiveId::Matmul> {
   NUVEC_TRANSFORM_RULES
 };
 
+/// alpha * (a @ b) + beta * c: a [..., M, K] and b [..., K, N] with equal
+/// batch shapes (as Matmul's), c any shape that broadcasts to the output
+/// [..., M, N] without widening it (read through zero strides, so shapeless
+/// compile needs no literal broadcast); all three of one inexact dtype. The
+/// CPU gives the bits of matmul, then * alpha (when alpha != 1), c * beta
+/// (when beta != 1) and + in the dtype: those of ops::addmm's composite.
+class AddMM : public PrimitiveBase<PrimitiveId::AddMM> {
+ public:
+  AddMM(float alpha, float beta) : alpha_(alpha), beta_(beta) {}
+  float alpha() const { return alpha_; }
+  float beta() const { return beta_; }
+  Expected<std::vector<OutputSpec>> output_specs(
+      const std::vector<Array>& inputs) const override;
+  NUVEC_TRANSFORM_RULES
+  bool params_equal(const Primitive& o) const override {
+    auto& p = static_cast<const AddMM&>(o);
+    return params::same_float_bits(p.alpha_, alpha_) &&
+           params::same_float_bits(p.beta_, beta_);
+  }
+  size_t params_hash() const override {
+    return params::combine(params::hash_double(alpha_),
+                           params::hash_double(beta_));
+  }
+  void print_params(std::ostream& os) const override;
+
+ private:
+  float alpha_, beta_;
+};
+
 /// start + i * step for i in [0, size), computed in double and converted.
 class Arange : public PrimitiveBase<PrimitiveId::Arange> {
  public:

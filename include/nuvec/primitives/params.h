@@ -26,5 +26,8 @@ inline size_t hash_double(double d) {
 inline bool same_bits(double a, double b) {
   return std::memcmp(&a, &b, sizeof a) == 0;
 }
+inline bool same_float_bits(float a, float b) {
+  return std::memcmp(&a, &b, sizeof a) == 0;
+}
 
 }  // namespace nuvec::params

@@ -95,6 +95,7 @@
   X(ArgReduce, reduction)         \
   X(NumberOf, other)              \
   X(Matmul, other)                \
+  X(AddMM, other)                 \
   X(Arange, other)                \
   X(Take, other)                  \
   X(Scatter, other)               \

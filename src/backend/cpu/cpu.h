@@ -39,6 +39,7 @@ void eval(const Reduce& p, const Arrays& in, Arrays& out);
 void eval(const ArgReduce& p, const Arrays& in, Arrays& out);
 void eval(const NumberOf& p, const Arrays& in, Arrays& out);
 void eval(const Matmul& p, const Arrays& in, Arrays& out);
+void eval(const AddMM& p, const Arrays& in, Arrays& out);
 void eval(const Arange& p, const Arrays& in, Arrays& out);
 void eval(const Take& p, const Arrays& in, Arrays& out);
 void eval(const Scatter& p, const Arrays& in, Arrays& out);

@@ -4,8 +4,11 @@
 // float32, multiplied, and rounded once.
 #include <cblas.h>
 
+#include "backend/broadcast_view.h"
 #include "backend/cpu/cpu.h"
+#include "backend/cpu/loops.h"
 #include "core/strided.h"
+#include "nuvec/kernels/binary.h"
 #include "nuvec/kernels/cast.h"
 
 namespace nuvec::cpu {
@@ -87,7 +90,43 @@ void matmul_blas(const Array& a0, const Array& b0, Array& out) {
             c + int64_t(i) * m * n);
 }
 
+// out = (alpha != 1 ? out * A : out) + (beta != 1 ? c * B : c) with the
+// Multiply and Add functors in T, A and B the weak scalars converted as
+// ops convert them: each step rounds as the element-wise ops would.
+template <class T>
+void scale_add(const AddMM& p, const Array& c, Array& out) {
+  const T A = kernels::Cast<T>{}(p.alpha()), B = kernels::Cast<T>{}(p.beta());
+  const bool ka = p.alpha() != 1.0f, kb = p.beta() != 1.0f;
+  T* o = ptr<T>(out);
+  const T* pc = ptr<T>(c);
+  Strides os = row_major_strides(out.shape());
+  auto l = collapse<2>(out.shape(), {&c.strides(), &os});
+  for_each_row(l, [&](const std::array<int64_t, 2>& off, int64_t n,
+                      const std::array<int64_t, 2>& st) {
+    for (int64_t i = 0; i < n; ++i) {
+      T x = o[off[1] + i];
+      T y = pc[off[0] + i * st[0]];
+      if (ka) x = kernels::Multiply{}(x, A);
+      if (kb) y = kernels::Multiply{}(y, B);
+      o[off[1] + i] = kernels::Add{}(x, y);
+    }
+  });
+}
+
 }  // namespace
+
+// The product exactly as Matmul computes it, into the output (AddMM is not
+// element-wise, so no input was donated to it), then the element-wise tail.
+void eval(const AddMM& p, const Arrays& in, Arrays& out) {
+  eval(Matmul{}, Arrays{in[0], in[1]}, out);
+  Array c = backend::broadcast_view(in[2], out[0].shape());
+  DType d = out[0].dtype();
+  if (d == float32) return scale_add<float>(p, c, out[0]);
+  if (d == float64) return scale_add<double>(p, c, out[0]);
+  if (d == float16) return scale_add<float16_t>(p, c, out[0]);
+  if (d == bfloat16) return scale_add<bfloat16_t>(p, c, out[0]);
+  return scale_add<complex64_t>(p, c, out[0]);
+}
 
 void eval(const Matmul&, const Arrays& in, Arrays& out) {
   DType d = out[0].dtype();

@@ -12,6 +12,7 @@
 #include "nuvec/core/graph.h"
 #include "nuvec/primitives/cuda_kernel.h"
 #include "nuvec/primitives/fused.h"
+#include "nuvec/primitives/linalg.h"
 #include "nuvec/primitives/random.h"
 #include "nuvec/primitives/reduce.h"
 
@@ -77,6 +78,11 @@ void launch_cast(const Array& in, Array& out, void* stream);
 void launch_reduce(const Reduce& p, const Array& in, Array& out, void* stream);
 void launch_random_bits(const RandomBits& p, const Array& keys, Array& out, void* stream);
 void launch_matmul(const Array& a, const Array& b, Array& out, void* stream, Stream s);
+/// AddMM through cuBLASLt (addmm.cpp): the bias epilogue for a row-vector c
+/// with beta 1, else c copied into `out` and C = D; separate kernels where
+/// cuBLASLt offers no algorithm. `c` is read broadcast to out's shape.
+void launch_addmm(const AddMM& p, const Array& a, const Array& b, const Array& c, Array& out,
+                  void* stream, Stream s);
 
 /// `a` with its data on the device (host data uploaded, through pinned
 /// staging when small; data written on another stream waited for).

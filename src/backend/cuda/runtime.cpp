@@ -375,6 +375,8 @@ void eval(const Primitive& p, const std::vector<Array>& raw_in, std::vector<Arra
         launch_reduce(static_cast<const Reduce&>(p), in[0], out[0], cs);
       } else if (id == PrimitiveId::Matmul) {
         launch_matmul(in[0], in[1], out[0], cs, s);
+      } else if (id == PrimitiveId::AddMM) {
+        launch_addmm(static_cast<const AddMM&>(p), in[0], in[1], in[2], out[0], cs, s);
       } else if (id == PrimitiveId::RandomBits) {
         launch_random_bits(static_cast<const RandomBits&>(p), in[0], out[0], cs);
       } else if (id == PrimitiveId::Arange) {
