@@ -141,6 +141,27 @@ DType value_dtype(const EmitRegion& r, int v) {
   return v < f.num_inputs() ? r.input_dtypes[v] : f.ops()[v - f.num_inputs()].dtype;
 }
 
+// Whether the region computes a function of many instructions per element
+// (exp, log, trigonometric, hyperbolic, erf...; also power): its time is
+// arithmetic, not memory traffic.
+bool compute_bound(const EmitRegion& r) {
+  for (const FusedOp& op : r.fused->ops()) {
+    switch (op.primitive->id()) {
+      case PrimitiveId::Exp: case PrimitiveId::Expm1: case PrimitiveId::Log:
+      case PrimitiveId::Log1p: case PrimitiveId::Log2: case PrimitiveId::Log10:
+      case PrimitiveId::Sin: case PrimitiveId::Cos: case PrimitiveId::Tan:
+      case PrimitiveId::ArcSin: case PrimitiveId::ArcCos: case PrimitiveId::ArcTan:
+      case PrimitiveId::Sinh: case PrimitiveId::Cosh: case PrimitiveId::Tanh:
+      case PrimitiveId::ArcSinh: case PrimitiveId::ArcCosh: case PrimitiveId::ArcTanh:
+      case PrimitiveId::Sigmoid: case PrimitiveId::Erf: case PrimitiveId::ErfInv:
+      case PrimitiveId::Power: case PrimitiveId::ArcTan2: case PrimitiveId::LogAddExp:
+        return true;
+      default: break;
+    }
+  }
+  return false;
+}
+
 std::vector<bool> literal_inputs(const Fused& f) {
   std::vector<bool> is_literal(f.num_inputs(), false);
   for (const auto& l : f.literals()) is_literal[l.input] = true;
@@ -295,27 +316,6 @@ void stream_kernel(std::ostream& os, const EmitRegion& r, size_t i) {
 bool any_small(const EmitRegion& r) {
   for (const FusedOp& op : r.fused->ops())
     if (has_small(r, op)) return true;
-  return false;
-}
-
-// Whether the region computes a function of many instructions per element
-// (exp, log, trigonometric, hyperbolic, erf...; also power): its time is
-// arithmetic, not memory traffic.
-bool compute_bound(const EmitRegion& r) {
-  for (const FusedOp& op : r.fused->ops()) {
-    switch (op.primitive->id()) {
-      case PrimitiveId::Exp: case PrimitiveId::Expm1: case PrimitiveId::Log:
-      case PrimitiveId::Log1p: case PrimitiveId::Log2: case PrimitiveId::Log10:
-      case PrimitiveId::Sin: case PrimitiveId::Cos: case PrimitiveId::Tan:
-      case PrimitiveId::ArcSin: case PrimitiveId::ArcCos: case PrimitiveId::ArcTan:
-      case PrimitiveId::Sinh: case PrimitiveId::Cosh: case PrimitiveId::Tanh:
-      case PrimitiveId::ArcSinh: case PrimitiveId::ArcCosh: case PrimitiveId::ArcTanh:
-      case PrimitiveId::Sigmoid: case PrimitiveId::Erf: case PrimitiveId::ErfInv:
-      case PrimitiveId::Power: case PrimitiveId::ArcTan2: case PrimitiveId::LogAddExp:
-        return true;
-      default: break;
-    }
-  }
   return false;
 }
 

@@ -40,6 +40,11 @@ void emit_literals(std::ostream& os, const EmitRegion& r, const char* indent);
 /// call (one argument reduction, the same bits).
 void emit_ops(std::ostream& os, const EmitRegion& r, const char* indent, bool small = false,
               bool pair_trig = false);
+/// Whether the region computes a transcendental function (exp, log,
+/// trigonometric, hyperbolic, erf, sigmoid, power...): its time is
+/// arithmetic rather than memory traffic. The CPU emitter gives such
+/// regions no streaming variant, the GPU one two packs per thread.
+bool compute_bound(const EmitRegion& r);
 /// The dtype of value `v` (inputs first, then operations).
 DType value_dtype(const EmitRegion& r, int v);
 /// Which inputs are literals (not passed to generated kernels).
