@@ -11,12 +11,14 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <random>
 
 #include "backend/backend.h"
 #include "compile/emit_cpp.h"
 #include "compile/jit.h"
 #include "support/programs.h"
 #include <nuvec/compile.h>
+#include <nuvec/kernels/fastdiv.h>
 
 using namespace nuvec;
 using namespace nuvec::testing;
@@ -117,6 +119,38 @@ TEST(GpuCompile, LayoutsAndOutputs) {
       EXPECT_TRUE(same_bits(eager, compile_flat(f)(in), why)) << why;
       EXPECT_GT(jit::stats().generated_runs, before);
     });
+}
+
+// kernels::fast_div / fast_quotient (the generated kernels' i % len for
+// rows repeated over leading axes) equal integer division for every x
+// below 2^31: all divisors up to 3000 and powers of two, neighbours of
+// powers of two and random ones up to 2^31 - 1, against x at 0, around
+// every multiple boundary tried, the top of the range and random values.
+TEST(GpuCompile, FastDivisionEqualsDivision) {
+  std::mt19937 rng(7);
+  std::vector<uint32_t> divisors;
+  for (uint32_t d = 2; d <= 3000; ++d) divisors.push_back(d);
+  for (int k = 1; k < 31; ++k)
+    for (int64_t e : {-1, 0, 1}) divisors.push_back(static_cast<uint32_t>((int64_t(1) << k) + e));
+  for (int i = 0; i < 2000; ++i) divisors.push_back(2 + rng() % 0x7ffffffdu);
+  divisors.push_back(0x7fffffffu);
+  long bad = 0;
+  for (uint32_t d : divisors) {
+    if (d < 2) continue;
+    kernels::FastDiv f = kernels::fast_div(d);
+    auto check = [&](uint64_t x) {
+      if (x >= 0x80000000u) return;
+      uint32_t xi = static_cast<uint32_t>(x);
+      bad += kernels::fast_quotient(xi, f) != xi / d;
+    };
+    for (uint64_t x : {uint64_t(0), uint64_t(1), uint64_t(d) - 1, uint64_t(d), uint64_t(d) + 1,
+                       uint64_t(0x7fffffffu), uint64_t(0x7ffffffeu)})
+      check(x);
+    for (uint64_t q : {uint64_t(1), uint64_t(0x7fffffffu) / d, uint64_t(0x7fffffffu) / d / 2 + 1})
+      for (int64_t e : {-1, 0, 1}) check(q * d + static_cast<uint64_t>(e + 1) - 1);
+    for (int i = 0; i < 64; ++i) check(rng() & 0x7fffffffu);
+  }
+  EXPECT_EQ(bad, 0);
 }
 
 // sin and cos of one value share one argument reduction in the generated

@@ -51,6 +51,9 @@ void stores(std::ostream& os, const EmitRegion& r, const char* indent, const cha
 void contig(std::ostream& os, const EmitRegion& r, const Params& p) {
   signature(os, r, p, "nuvec_contig", "NvRows m");
   emit_literals(os, r, "  ");
+  // Below 2^31 elements the position in a repeated row comes from a
+  // multiply and a shift (kernels/fastdiv.h), not a 64-bit remainder.
+  os << "  const bool n31 = n < 2147483648LL;\n";
   os << "  constexpr int N = " << p.n << ";\n"
      << "  const long long i0 = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) * N;\n"
      << "  if (i0 + N <= n) {\n";
@@ -63,7 +66,8 @@ void contig(std::ostream& os, const EmitRegion& r, const Params& p) {
        << "      for (int u = 0; u < N; ++u) l" << k << ".v[u] = s;\n"
        << "    } else {\n"
        << "      l" << k << " = *reinterpret_cast<const NvPack<" << t << ", N>*>(p" << k << " + (m.len[" << a
-       << "] == 0 ? i0 : i0 % m.len[" << a << "]));\n"
+       << "] == 0 ? i0 : n31 ? static_cast<long long>(nv_row(static_cast<unsigned>(i0), " << a
+       << ", m)) : i0 % m.len[" << a << "]));\n"
        << "    }\n";
   }
   for (size_t j = 0; j < p.out_types.size(); ++j)
@@ -175,7 +179,9 @@ std::string emit_cuda_kernel(const EmitRegion& r, int index, CudaVariant v) {
      << "using namespace nuvec::kernels;\n"
      << "template <class T, int N> struct alignas(sizeof(T) * N) NvPack { T v[N]; };\n"
      << "struct NvLayout { long long ndim; long long shape[8]; long long st[" << rows << "][8]; };\n"
-     << "struct NvRows { long long len[" << rows << "]; };\n\n";
+     << "struct NvRows { long long len[" << rows << "]; FastDiv div[" << rows << "]; };\n"
+     << "__device__ __forceinline__ unsigned nv_row(unsigned i, int a, const NvRows& m) {\n"
+     << "  return i - fast_quotient(i, m.div[a]) * static_cast<unsigned>(m.len[a]);\n}\n\n";
   if (v == CudaVariant::contig) contig(os, r, p);
   else strided(os, r, p);
   os << "}  // namespace nuvec_r" << index << "\n";

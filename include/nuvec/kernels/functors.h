@@ -3,5 +3,6 @@
 
 #include "binary.h"
 #include "cast.h"
+#include "fastdiv.h"
 #include "stream.h"
 #include "unary.h"

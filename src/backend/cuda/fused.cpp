@@ -7,10 +7,13 @@
 // eager kernel on temporaries: the same bits, more memory traffic.
 #include <cuda_runtime.h>
 
+#include <cstring>
+
 #include "backend/cpu/loops.h"
 #include "backend/cuda/cuda.h"
 #include "backend/cuda/module.h"
 #include "nuvec/core/shape.h"
+#include "nuvec/kernels/fastdiv.h"
 
 namespace nuvec::cuda {
 
@@ -99,7 +102,17 @@ bool generated(const FusedGpuKernel& k, const std::vector<Array>& in, std::vecto
   long long count = n;
   args.push_back(&count);
   if (contig) {
+    // NvRows: the lengths, then each length's kernels::FastDiv (row lengths
+    // of 2 or more; others unused) in as many 8-byte slots.
     if (rows.empty()) rows.push_back(0);
+    const size_t r = rows.size();
+    rows.resize(2 * r, 0);
+    for (size_t a = 0; a < r; ++a) {
+      if (rows[a] < 2 || rows[a] >= (1ll << 31)) continue;
+      kernels::FastDiv f = kernels::fast_div(static_cast<kernels::u32>(rows[a]));
+      static_assert(sizeof f == sizeof(long long));
+      std::memcpy(&rows[r + a], &f, sizeof f);
+    }
     args.push_back(rows.data());
     long long per_block = static_cast<long long>(kThreads) * k.per_thread;
     dim3 grid(static_cast<unsigned>((n + per_block - 1) / per_block));
