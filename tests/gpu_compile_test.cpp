@@ -51,6 +51,20 @@ void gpu_cases(uint32_t seed, int count, jit::Mode mode) {
   jit::set_mode(saved);
 }
 
+// The CUDA program of the trace's fused regions in variant v; `regions`
+// counts them.
+std::string emitted_program(const compiler::Graph& g, compiler::CudaVariant v, int& regions) {
+  std::string program;
+  regions = 0;
+  for (const auto& s : g.steps) {
+    if (s.primitive->id() != PrimitiveId::Fused) continue;
+    compiler::EmitRegion r{static_cast<const Fused*>(s.primitive.get()), {}};
+    for (const auto& in : s.inputs) r.input_dtypes.push_back(in.dtype());
+    program += compiler::emit_cuda_kernel(r, regions++, v);
+  }
+  return program;
+}
+
 }  // namespace
 
 // The emitted CUDA of random regions compiles with NVRTC (no GPU needed),
@@ -61,14 +75,8 @@ TEST(GpuCompile, GeneratedSourcesCompileWithNvrtc) {
   Batch b = batch(7, 12, 2000);
   auto g = compiler::trace(b.inputs, false, [&](const Arrays& ph) { return b.f()(ph); });
   for (auto v : {compiler::CudaVariant::contig, compiler::CudaVariant::strided}) {
-    std::string program;
     int regions = 0;
-    for (const auto& s : g.steps) {
-      if (s.primitive->id() != PrimitiveId::Fused) continue;
-      compiler::EmitRegion r{static_cast<const Fused*>(s.primitive.get()), {}};
-      for (const auto& in : s.inputs) r.input_dtypes.push_back(in.dtype());
-      program += compiler::emit_cuda_kernel(r, regions++, v);
-    }
+    std::string program = emitted_program(g, v, regions);
     EXPECT_GT(regions, 6);
     std::string source = compiler::cuda_program(program);
     std::string binary;
@@ -166,14 +174,8 @@ TEST(GpuCompile, SinAndCosOfOneValueShareTheReduction) {
   };
   Array probe = ops::zeros({4}, float32);
   auto g = compiler::trace({probe}, false, [&](const Arrays& ph) { return f(ph); });
-  std::string program;
   int regions = 0;
-  for (const auto& s : g.steps) {
-    if (s.primitive->id() != PrimitiveId::Fused) continue;
-    compiler::EmitRegion r{static_cast<const Fused*>(s.primitive.get()), {}};
-    for (const auto& in : s.inputs) r.input_dtypes.push_back(in.dtype());
-    program += compiler::emit_cuda_kernel(r, regions++, compiler::CudaVariant::contig);
-  }
+  std::string program = emitted_program(g, compiler::CudaVariant::contig, regions);
   size_t pairs = 0;
   for (size_t at = program.find("SinCos{}"); at != std::string::npos; at = program.find("SinCos{}", at + 1)) ++pairs;
   EXPECT_GE(pairs, 2u) << program;
