@@ -65,4 +65,22 @@ int main() {
       std::snprintf(name, sizeof name, "  addmm + bias (matmul, add: %.3f)", apart);
       std::printf("| %-34s | %9.3f | %9.1f |\n", name, fused, 2.0 * n * n * double(n) / (fused * 1e9));
     }
+  // A small Linear layer, where host time dominates: x [64, 256] @ w [256,
+  // 256] + bias, per call back to back (one wait at the end).
+  std::printf("\nsmall addmm, host time per call (us, 200 calls back to back)\n\n");
+  Array sx = ops::copy(random::normal({64, 256}, random::key(6)), Device::gpu);
+  Array sw = ops::copy(random::normal({256, 256}, random::key(7)), Device::gpu);
+  Array sb = ops::copy(random::normal({256}, random::key(8)), Device::gpu);
+  nuvec::eval(std::vector<Array>{sx, sw, sb});
+  auto per_call = [&](auto f) {
+    return 1e3 * bench::median_ms(5, [&] {
+             std::vector<Array> outs;
+             for (int i = 0; i < 200; ++i) outs.push_back(f());
+             nuvec::eval(outs);
+           }) / 200.0;
+  };
+  std::printf("  addmm(bias, x, w): %.2f us; matmul(x, w) + bias: %.2f us; matmul alone: %.2f us\n",
+              per_call([&] { return ops::addmm(sb, sx, sw, 1.0f, 1.0f, Device::gpu); }),
+              per_call([&] { return ops::add(ops::matmul(sx, sw, Device::gpu), sb, Device::gpu); }),
+              per_call([&] { return ops::matmul(sx, sw, Device::gpu); }));
 }

@@ -11,6 +11,10 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <string>
 
 #include "backend/broadcast_view.h"
@@ -94,6 +98,35 @@ uint32_t alignment(const void* p, int64_t stride_bytes) {
   return uint32_t(v & (~v + 1));  // the lowest set bit
 }
 
+// What the heuristic was given (types, operations, bias alignment or -1,
+// shapes, leading dimensions, batch, alignments) and what it answered.
+using HeuristicKey = std::array<int64_t, 17>;
+struct HeuristicAnswer {
+  bool ok = false;
+  cublasLtMatmulHeuristicResult_t result{};
+};
+
+std::mutex& heuristic_mutex() {
+  static std::mutex mu;
+  return mu;
+}
+std::map<HeuristicKey, HeuristicAnswer>& heuristic_cache() {
+  static std::map<HeuristicKey, HeuristicAnswer> cache;
+  return cache;
+}
+std::optional<HeuristicAnswer> cached_heuristic(const HeuristicKey& key) {
+  std::lock_guard<std::mutex> lock(heuristic_mutex());
+  auto it = heuristic_cache().find(key);
+  if (it == heuristic_cache().end()) return std::nullopt;
+  return it->second;
+}
+void remember_heuristic(const HeuristicKey& key, const HeuristicAnswer& a) {
+  std::lock_guard<std::mutex> lock(heuristic_mutex());
+  auto& cache = heuristic_cache();
+  if (cache.size() >= 4096) cache.clear();  // bounded: shapes of a long-running process
+  cache[key] = a;
+}
+
 // alpha or beta in the scale type (float, double, or a complex float).
 struct Scale {
   float f[2];
@@ -149,12 +182,24 @@ class LtProduct {
     uint32_t d_align = alignment(blas::bytes(out_), m * n * item);
     set(pref.h, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, d_align);
     set(pref.h, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, d_align);
+    // The heuristic's answer depends on nothing but these (the descriptors
+    // and preferences above): asked once per combination.
+    HeuristicKey key{int64_t(ty_.compute), int64_t(ty_.scale), int64_t(ty_.data), int64_t(opa),
+                     int64_t(opb), bias ? int64_t(alignment(bias, 0)) : -1, m, n, k,
+                     int64_t(count_), o_.vb.ld, o_.va.ld, o_.stride_a, o_.stride_b,
+                     int64_t(alignment(blas::bytes(o_.b), o_.stride_b * item)),
+                     int64_t(alignment(blas::bytes(o_.a), o_.stride_a * item)), int64_t(d_align)};
+    if (auto known = cached_heuristic(key)) {
+      result_ = known->result;
+      return known->ok;
+    }
     int found = 0;
     cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(
         lt_handle(), desc_.h, la_.h, lb_.h, ld_.h, ld_.h, pref.h, 1, &result_,
         &found);
-    return st == CUBLAS_STATUS_SUCCESS && found > 0 &&
-           result_.state == CUBLAS_STATUS_SUCCESS;
+    bool ok = st == CUBLAS_STATUS_SUCCESS && found > 0 && result_.state == CUBLAS_STATUS_SUCCESS;
+    remember_heuristic(key, {ok, result_});
+    return ok;
   }
 
   // Enqueues the planned product on `stream`: D = alpha A B + beta D (+ bias).
