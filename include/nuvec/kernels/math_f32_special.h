@@ -3,6 +3,7 @@
 #pragma once
 
 #include "math_f32.h"
+#include "math_f32_trig.h"
 
 namespace nuvec::kernels::math {
 

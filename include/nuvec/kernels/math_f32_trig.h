@@ -1,0 +1,132 @@
+// float32 sin, cos, sincos and tan: the rules, helpers and measured bounds of
+// math_f32.h (see its header comment), split out by family. The reductions
+// they use (reduce_trig_small, reduce_trig) and the polynomials stay there.
+#pragma once
+
+#include "math_f32.h"
+
+namespace nuvec::kernels::math {
+
+/// The bound of sin_small and cos_small: they apply where |x| < 2^18.
+constexpr float kTrigSmall = 0x1.0p18f;
+
+/// Whether sin_small and cos_small apply to x (false for NaN and inf).
+NUVEC_KERNEL_INLINE bool trig_small(float x) {
+  return __builtin_fabsf(x) < kTrigSmall;
+}
+
+/// Sine where trig_small(x), through the float reduction: the bits of
+/// sin(x) there (unspecified values elsewhere).
+NUVEC_KERNEL_INLINE float sin_small(float x) {
+  float rh, rl;
+  u32 q;
+  detail::reduce_trig_small(__builtin_fabsf(x), &rh, &rl, &q);
+  float s = detail::sin_f(rh, rl), c = detail::cos_f(rh, rl);
+  float v = detail::self((q & 1u) != 0, c, s);
+  v = bit_cast<float>(bit_cast<u32>(v) ^ ((q & 2u) << 30));
+  return detail::xorsign(v, x);
+}
+
+/// Cosine where trig_small(x): the bits of cos(x) there.
+NUVEC_KERNEL_INLINE float cos_small(float x) {
+  float rh, rl;
+  u32 q;
+  detail::reduce_trig_small(__builtin_fabsf(x), &rh, &rl, &q);
+  float s = detail::sin_f(rh, rl), c = detail::cos_f(rh, rl);
+  float v = detail::self((q & 1u) != 0, s, c);
+  return bit_cast<float>(bit_cast<u32>(v) ^ (((q + 1u) & 2u) << 30));
+}
+
+namespace detail {
+
+// sin and cos through the double reduction: exact for every finite x.
+NUVEC_KERNEL_INLINE float sin_wide(float x) {
+  u32 q;
+  double r = reduce_trig(__builtin_fabsf(x), &q);
+  double r2 = r * r;
+  double v = sel_bit(q & 1u, cos_poly(r2), sin_poly(r, r2));
+  v = neg_bit((q >> 1) & 1u, v);
+  return xorsign(float(v), x);
+}
+NUVEC_KERNEL_INLINE float cos_wide(float x) {
+  u32 q;
+  double r = reduce_trig(__builtin_fabsf(x), &q);
+  double r2 = r * r;
+  double v = sel_bit(q & 1u, sin_poly(r, r2), cos_poly(r2));
+  return float(neg_bit(((q + 1u) >> 1) & 1u, v));
+}
+
+}  // namespace detail
+
+// sin and cos: the float path where trig_small(x), else (NaN and inf too)
+// the double one. On the GPU a real branch (warps mostly agree); on the CPU
+// both are computed and selected, so loops of sin/cos stay vectorizable
+// (loops over blocks of small arguments call sin_small/cos_small alone:
+// kernels::Small).
+
+/// Sine; exact argument reduction for every finite x.
+NUVEC_KERNEL_INLINE float sin(float x) {
+#ifdef __CUDA_ARCH__
+  if (trig_small(x)) return sin_small(x);
+  return detail::sin_wide(x);
+#else
+  return detail::self(trig_small(x), sin_small(x), detail::sin_wide(x));
+#endif
+}
+
+/// Cosine; exact argument reduction for every finite x.
+NUVEC_KERNEL_INLINE float cos(float x) {
+#ifdef __CUDA_ARCH__
+  if (trig_small(x)) return cos_small(x);
+  return detail::cos_wide(x);
+#else
+  return detail::self(trig_small(x), cos_small(x), detail::cos_wide(x));
+#endif
+}
+
+/// sin(x) and cos(x) from one argument reduction: the bits of sin and cos.
+/// Generated kernels call it where a region takes both of one value.
+NUVEC_KERNEL_INLINE void sincos(float x, float* s, float* c) {
+  float ax = __builtin_fabsf(x);
+#ifdef __CUDA_ARCH__
+  if (!trig_small(x)) {
+    u32 q;
+    double r = detail::reduce_trig(ax, &q);
+    double r2 = r * r;
+    double sp = detail::sin_poly(r, r2), cp = detail::cos_poly(r2);
+    double vs = detail::neg_bit((q >> 1) & 1u, detail::sel_bit(q & 1u, cp, sp));
+    *s = detail::xorsign(float(vs), x);
+    *c = float(detail::neg_bit(((q + 1u) >> 1) & 1u, detail::sel_bit(q & 1u, sp, cp)));
+    return;
+  }
+#endif
+  float rh, rl;
+  u32 q;
+  detail::reduce_trig_small(ax, &rh, &rl, &q);
+  float sf = detail::sin_f(rh, rl), cf = detail::cos_f(rh, rl);
+  float vs = detail::self((q & 1u) != 0, cf, sf);
+  vs = detail::xorsign(bit_cast<float>(bit_cast<u32>(vs) ^ ((q & 2u) << 30)), x);
+  float vc = detail::self((q & 1u) != 0, sf, cf);
+  vc = bit_cast<float>(bit_cast<u32>(vc) ^ (((q + 1u) & 2u) << 30));
+#ifdef __CUDA_ARCH__
+  *s = vs;
+  *c = vc;
+#else
+  bool small = trig_small(x);
+  *s = detail::self(small, vs, detail::sin_wide(x));
+  *c = detail::self(small, vc, detail::cos_wide(x));
+#endif
+}
+
+/// Tangent; exact argument reduction for every finite x.
+NUVEC_KERNEL_INLINE float tan(float x) {
+  u32 q;
+  double r = detail::reduce_trig(__builtin_fabsf(x), &q);
+  double r2 = r * r;
+  double s = detail::sin_poly(r, r2), c = detail::cos_poly(r2);
+  u32 odd = q & 1u;
+  double v = detail::sel_bit(odd, -c, s) / detail::sel_bit(odd, s, c);
+  return detail::xorsign(float(v), x);
+}
+
+}  // namespace nuvec::kernels::math
