@@ -15,48 +15,48 @@ NUVEC_KERNEL_INLINE bool trig_small(float x) {
   return __builtin_fabsf(x) < kTrigSmall;
 }
 
-/// Sine where trig_small(x), through the float reduction: the bits of
-/// sin(x) there (unspecified values elsewhere).
-NUVEC_KERNEL_INLINE float sin_small(float x) {
-  float rh, rl;
-  u32 q;
-  detail::reduce_trig_small(__builtin_fabsf(x), &rh, &rl, &q);
-  float s = detail::sin_f(rh, rl), c = detail::cos_f(rh, rl);
-  float v = detail::self((q & 1u) != 0, c, s);
-  v = bit_cast<float>(bit_cast<u32>(v) ^ ((q & 2u) << 30));
-  return detail::xorsign(v, x);
-}
-
-/// Cosine where trig_small(x): the bits of cos(x) there.
-NUVEC_KERNEL_INLINE float cos_small(float x) {
-  float rh, rl;
-  u32 q;
-  detail::reduce_trig_small(__builtin_fabsf(x), &rh, &rl, &q);
-  float s = detail::sin_f(rh, rl), c = detail::cos_f(rh, rl);
-  float v = detail::self((q & 1u) != 0, s, c);
-  return bit_cast<float>(bit_cast<u32>(v) ^ (((q + 1u) & 2u) << 30));
-}
-
 namespace detail {
 
-// sin and cos through the double reduction: exact for every finite x.
-NUVEC_KERNEL_INLINE float sin_wide(float x) {
+struct SinCosF {
+  float sin, cos;
+};
+
+// sin(x) and cos(x) where trig_small(x), through the float reduction (one
+// reduction and polynomial pair serve both; unspecified values elsewhere).
+NUVEC_KERNEL_INLINE SinCosF sincos_small(float x) {
+  float rh, rl;
   u32 q;
-  double r = reduce_trig(__builtin_fabsf(x), &q);
-  double r2 = r * r;
-  double v = sel_bit(q & 1u, cos_poly(r2), sin_poly(r, r2));
-  v = neg_bit((q >> 1) & 1u, v);
-  return xorsign(float(v), x);
-}
-NUVEC_KERNEL_INLINE float cos_wide(float x) {
-  u32 q;
-  double r = reduce_trig(__builtin_fabsf(x), &q);
-  double r2 = r * r;
-  double v = sel_bit(q & 1u, sin_poly(r, r2), cos_poly(r2));
-  return float(neg_bit(((q + 1u) >> 1) & 1u, v));
+  reduce_trig_small(__builtin_fabsf(x), &rh, &rl, &q);
+  float s = sin_f(rh, rl), c = cos_f(rh, rl);
+  float vs = self((q & 1u) != 0, c, s);
+  vs = xorsign(bit_cast<float>(bit_cast<u32>(vs) ^ ((q & 2u) << 30)), x);
+  float vc = self((q & 1u) != 0, s, c);
+  vc = bit_cast<float>(bit_cast<u32>(vc) ^ (((q + 1u) & 2u) << 30));
+  return {vs, vc};
 }
 
+// sin and cos through the double reduction: exact for every finite x.
+NUVEC_KERNEL_INLINE SinCosF sincos_wide(float x) {
+  u32 q;
+  double r = reduce_trig(__builtin_fabsf(x), &q);
+  double r2 = r * r;
+  double sp = sin_poly(r, r2), cp = cos_poly(r2);
+  double vs = neg_bit((q >> 1) & 1u, sel_bit(q & 1u, cp, sp));
+  double vc = neg_bit(((q + 1u) >> 1) & 1u, sel_bit(q & 1u, sp, cp));
+  return {xorsign(float(vs), x), float(vc)};
+}
+
+NUVEC_KERNEL_INLINE float sin_wide(float x) { return sincos_wide(x).sin; }
+NUVEC_KERNEL_INLINE float cos_wide(float x) { return sincos_wide(x).cos; }
+
 }  // namespace detail
+
+/// Sine where trig_small(x), through the float reduction: the bits of
+/// sin(x) there (unspecified values elsewhere).
+NUVEC_KERNEL_INLINE float sin_small(float x) { return detail::sincos_small(x).sin; }
+
+/// Cosine where trig_small(x): the bits of cos(x) there.
+NUVEC_KERNEL_INLINE float cos_small(float x) { return detail::sincos_small(x).cos; }
 
 // sin and cos: the float path where trig_small(x), else (NaN and inf too)
 // the double one. On the GPU a real branch (warps mostly agree); on the CPU
@@ -87,34 +87,15 @@ NUVEC_KERNEL_INLINE float cos(float x) {
 /// sin(x) and cos(x) from one argument reduction: the bits of sin and cos.
 /// Generated kernels call it where a region takes both of one value.
 NUVEC_KERNEL_INLINE void sincos(float x, float* s, float* c) {
-  float ax = __builtin_fabsf(x);
 #ifdef __CUDA_ARCH__
-  if (!trig_small(x)) {
-    u32 q;
-    double r = detail::reduce_trig(ax, &q);
-    double r2 = r * r;
-    double sp = detail::sin_poly(r, r2), cp = detail::cos_poly(r2);
-    double vs = detail::neg_bit((q >> 1) & 1u, detail::sel_bit(q & 1u, cp, sp));
-    *s = detail::xorsign(float(vs), x);
-    *c = float(detail::neg_bit(((q + 1u) >> 1) & 1u, detail::sel_bit(q & 1u, sp, cp)));
-    return;
-  }
-#endif
-  float rh, rl;
-  u32 q;
-  detail::reduce_trig_small(ax, &rh, &rl, &q);
-  float sf = detail::sin_f(rh, rl), cf = detail::cos_f(rh, rl);
-  float vs = detail::self((q & 1u) != 0, cf, sf);
-  vs = detail::xorsign(bit_cast<float>(bit_cast<u32>(vs) ^ ((q & 2u) << 30)), x);
-  float vc = detail::self((q & 1u) != 0, sf, cf);
-  vc = bit_cast<float>(bit_cast<u32>(vc) ^ (((q + 1u) & 2u) << 30));
-#ifdef __CUDA_ARCH__
-  *s = vs;
-  *c = vc;
+  detail::SinCosF v = trig_small(x) ? detail::sincos_small(x) : detail::sincos_wide(x);
+  *s = v.sin;
+  *c = v.cos;
 #else
+  detail::SinCosF a = detail::sincos_small(x), b = detail::sincos_wide(x);
   bool small = trig_small(x);
-  *s = detail::self(small, vs, detail::sin_wide(x));
-  *c = detail::self(small, vc, detail::cos_wide(x));
+  *s = detail::self(small, a.sin, b.sin);
+  *c = detail::self(small, a.cos, b.cos);
 #endif
 }
 
