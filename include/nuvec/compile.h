@@ -57,6 +57,7 @@ struct Stats {
   uint64_t gpu_disk_hits = 0;
   uint64_t gpu_memory_hits = 0;
   uint64_t gpu_failures = 0;
+  uint64_t gpu_table_runs = 0;  // generated GPU runs done as table lookups
 };
 Stats stats();
 /// A generated CPU kernel whose outputs total more than this many bytes

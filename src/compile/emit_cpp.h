@@ -71,6 +71,11 @@ struct CudaParams {
   int per_thread = 4;
 };
 CudaParams cuda_params(const EmitRegion& r);
+/// Whether the GPU may run the region as a table lookup
+/// (FusedGpuKernel::table_ok): one 16-bit input passed, one output of one
+/// or two bytes, a transcendental function computed (compute_bound), and
+/// NUVEC_GPU_TABLES not 0 (read once; for measuring without them).
+bool table_candidate(const EmitRegion& r, const CudaParams& c);
 
 /// What goes before the functor headers in a source NVRTC compiles.
 const char* cuda_prelude();

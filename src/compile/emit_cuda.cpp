@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
+#include <string>
 
 #include "compile/emit_cpp.h"
 
@@ -169,6 +170,17 @@ CudaParams cuda_params(const EmitRegion& r) {
   }();
   c.per_thread *= forced ? forced : compute_bound(r) ? 2 : 1;
   return c;
+}
+
+bool table_candidate(const EmitRegion& r, const CudaParams& c) {
+  static const bool enabled = [] {
+    const char* e = std::getenv("NUVEC_GPU_TABLES");
+    return !(e && std::string(e) == "0");
+  }();
+  const auto& outs = r.fused->outputs();
+  if (!enabled || c.inputs.size() != 1 || outs.size() != 1) return false;
+  int out_size = value_dtype(r, outs[0]).size();
+  return r.input_dtypes[c.inputs[0]].size() == 2 && (out_size == 1 || out_size == 2) && compute_bound(r);
 }
 
 std::string emit_cuda_kernel(const EmitRegion& r, int index, CudaVariant v) {

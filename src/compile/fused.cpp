@@ -45,6 +45,11 @@ std::atomic<uint64_t>& detail::streamed_runs() {
   return runs;
 }
 
+std::atomic<uint64_t>& detail::table_runs() {
+  static std::atomic<uint64_t> runs{0};
+  return runs;
+}
+
 namespace {
 
 // The size of the largest cache core 0 reaches, from sysfs (the kernel's

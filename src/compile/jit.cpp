@@ -141,6 +141,7 @@ class Jit {
     s.gpu_disk_hits = g.disk_hits;
     s.gpu_memory_hits = g.memory_hits;
     s.gpu_failures = g.failures;
+    s.gpu_table_runs = detail::table_runs().load();
     return s;
   }
 

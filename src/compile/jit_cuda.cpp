@@ -180,6 +180,7 @@ void prepare_gpu_kernels(const Graph& g) {
     CudaParams c = cuda_params(r);
     k->params = c.inputs;
     k->per_thread = c.per_thread;
+    k->table_ok = table_candidate(r, c);
     r.fused->set_gpu_kernel(std::move(k));
   }
 }

@@ -60,9 +60,16 @@ struct FusedGpuKernel {
   int per_thread = 4;
   std::vector<DType> input_dtypes;  // what the kernels were generated for
   std::vector<int> params;          // the inputs passed, in parameter order
-  mutable std::mutex mu;            // guards the looked-up functions
+  mutable std::mutex mu;            // guards the looked-up functions and the table
   mutable const void* contig_fn = nullptr;
   mutable const void* strided_fn = nullptr;
+  // A region of one 16-bit input and one output of at most 16 bits that
+  // computes a transcendental function may run as a lookup in a table of
+  // its value at each of the 65536 input bit patterns, which its own
+  // contiguous kernel writes on first use: the same bits, for the cost of a
+  // copy (src/backend/cuda/fused.cpp).
+  bool table_ok = false;
+  mutable std::shared_ptr<void> table;  // the device buffer, once built
 };
 
 class Fused : public PrimitiveBase<PrimitiveId::Fused> {
@@ -116,6 +123,8 @@ namespace detail {
 std::atomic<uint64_t>& fused_runs(bool generated);
 /// How many of the generated runs went through the streaming variant.
 std::atomic<uint64_t>& streamed_runs();
+/// How many generated GPU runs were table lookups.
+std::atomic<uint64_t>& table_runs();
 /// Bytes of output above which a generated CPU kernel writes with
 /// non-temporal stores (jit::set_stream_min_bytes; by default the size of
 /// the largest cache).

@@ -79,12 +79,62 @@ long long row_mode(const Array& x, const Shape& shape, int per_thread) {
   return len % per_thread == 0 && aligned() ? len : -1;
 }
 
+// A region with a table (FusedGpuKernel::table_ok) runs as a lookup when
+// its input is dense at the output's shape and the call has at least this
+// many elements; below, computing is as fast as staging the table.
+constexpr long long kTableMinElements = 1 << 18;
+constexpr long long kPatterns = 1 << 16;
+
+// The region's value at each 16-bit pattern, written by its contiguous
+// kernel (so it holds the region's bits) and waited for, so that any stream
+// may read it. Its own device memory (cudaFree synchronizes, so a lookup
+// still queued when the trace goes never reads a reused buffer).
+std::shared_ptr<void> build_table(const FusedGpuKernel& k, int out_size, cudaStream_t cs, Stream s) {
+  auto patterns = allocate(kPatterns * 2, s);
+  void* t = nullptr;
+  check(cudaMalloc(&t, kPatterns * out_size), "cudaMalloc of a lookup table");
+  std::shared_ptr<void> table(t, [](void* q) { cudaFree(q); });
+  launch_all_patterns(patterns->ptr, cs);
+  const void* in = patterns->ptr;
+  void* out = t;
+  long long count = kPatterns;
+  long long rows[2] = {0, 0};  // NvRows of one dense input
+  void* args[] = {&in, &out, &count, rows};
+  long long per_block = static_cast<long long>(kThreads) * k.per_thread;
+  dim3 grid(static_cast<unsigned>((kPatterns + per_block - 1) / per_block));
+  check(cudaLaunchKernel(contig_function(k), grid, dim3(kThreads), args, 0, cs), "a generated kernel");
+  check(cudaStreamSynchronize(cs), "a lookup table's build");
+  return table;
+}
+
+bool looked_up(const FusedGpuKernel& k, const Array& x, Array& o, cudaStream_t cs, Stream s) {
+  const long long n = o.size();
+  if (!k.table_ok || n < kTableMinElements || row_mode(x, o.shape(), k.per_thread) != 0 ||
+      reinterpret_cast<uintptr_t>(o.desc()->data->ptr) % 16 != 0)
+    return false;
+  std::shared_ptr<void> table;
+  {
+    std::lock_guard<std::mutex> lock(k.mu);
+    table = k.table;
+  }
+  if (!table) {
+    table = build_table(k, o.itemsize(), cs, s);
+    std::lock_guard<std::mutex> lock(k.mu);
+    if (!k.table) k.table = table;  // another thread's build may have won
+    table = k.table;
+  }
+  launch_table_lookup(at(x), o.desc()->data->ptr, table.get(), o.itemsize(), n, cs);
+  nuvec::detail::table_runs().fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
 bool generated(const FusedGpuKernel& k, const std::vector<Array>& in, std::vector<Array>& out,
-               cudaStream_t cs) {
+               cudaStream_t cs, Stream s) {
   if (k.params.size() > kMaxInputs) return false;
   const Shape& shape = out[0].shape();
   const long long n = out[0].size();
   if (n == 0) return true;
+  if (k.table_ok && looked_up(k, in[k.params[0]], out[0], cs, s)) return true;
   std::vector<const void*> ptrs;
   std::vector<long long> rows;
   bool contig = true;
@@ -197,7 +247,7 @@ void launch_fused(const Fused& p, const std::vector<Array>& raw_in, std::vector<
   std::vector<Array> in = raw_in;
   if (ok) {
     for (int i : k->params) in[i] = device_array(raw_in[i], stream, s);
-    if (generated(*k, in, out, cs)) {
+    if (generated(*k, in, out, cs, s)) {
       detail::fused_runs(true).fetch_add(1);
       return;
     }
