@@ -201,6 +201,25 @@ TEST(GpuCompile, SinAndCosOfOneValueShareTheReduction) {
   }
 }
 
+// SwiGLU in bfloat16: silu(g) is looked up in a table (one 16-bit input, a
+// transcendental function, used with another input), written by its own
+// kernel in the same program; the program compiles with NVRTC.
+TEST(GpuCompile, TablesAreEmittedWithTheirKernels) {
+  auto f = [](const Arrays& a) { return Arrays{a[0] * ops::sigmoid(a[0]) * a[1]}; };
+  Array probe = ops::zeros({4}, bfloat16);
+  auto g = compiler::trace({probe, probe}, false, [&](const Arrays& ph) { return f(ph); });
+  int regions = 0;
+  std::string program = emitted_program(g, compiler::CudaVariant::contig, regions);
+  EXPECT_EQ(regions, 1);
+  EXPECT_NE(program.find("nuvec_table_0_0(const unsigned short* __restrict__ pattern"), std::string::npos) << program;
+  EXPECT_NE(program.find("__ldg(t0 + bit_cast<unsigned short>(v0))"), std::string::npos) << program;
+  EXPECT_EQ(program.find("nuvec_table_0_1"), std::string::npos) << program;
+  if (built_with_cuda()) {
+    std::string binary;
+    EXPECT_EQ(backend::gpu_compile(compiler::cuda_program(program), "sm_90", binary), "");
+  }
+}
+
 // A trace compiles its contiguous kernels at once and its strided ones when
 // a call first needs them (here a transposed input of the same shape, so
 // the same trace), once.

@@ -79,22 +79,45 @@ TEST(GpuTable, LookupsEqualEager) {
   }
 }
 
-// Two inputs, or a second output, or no transcendental function: no table.
-TEST(GpuTable, OnlyRegionsOfOneSixteenBitInputAndOneOutput) {
+// In a region of several inputs or outputs, values of one 16-bit input
+// that compute a transcendental function are looked up in tables their own
+// kernels write (SwiGLU's silu(g)); any size, dense or strided.
+TEST(GpuTable, PartialTablesEqualEager) {
   NUVEC_GPU_REQUIRED();
-  const long long n = 1 << 18;
-  Array x = all_patterns(n, bfloat16, 9), y = all_patterns(n, bfloat16, 10);
-  with_stream(Device::gpu, [&] {
-    auto before = jit::stats().gpu_table_runs;
-    std::string why;
-    Fn two_inputs = [](const Arrays& a) { return Arrays{ops::exp(a[0]) * a[1]}; };
-    EXPECT_TRUE(same_bits(two_inputs({x, y}), compile_flat(two_inputs)(Arrays{x, y}), why)) << why;
-    Fn two_outputs = [](const Arrays& a) { return Arrays{ops::exp(a[0]), ops::exp(a[0]) + 1.0f}; };
-    EXPECT_TRUE(same_bits(two_outputs({x}), compile_flat(two_outputs)(Arrays{x}), why)) << why;
-    Fn cheap = [](const Arrays& a) { return Arrays{a[0] * a[0] + 1.0f}; };
-    EXPECT_TRUE(same_bits(cheap({x}), compile_flat(cheap)(Arrays{x}), why)) << why;
-    Fn wide = [](const Arrays& a) { return Arrays{ops::exp(a[0].astype(float32))}; };
-    EXPECT_TRUE(same_bits(wide({x}), compile_flat(wide)(Arrays{x}), why)) << why;
-    EXPECT_EQ(jit::stats().gpu_table_runs, before);
-  });
+  auto silu = [](const Array& g) { return g * ops::sigmoid(g); };
+  struct Case {
+    const char* name;
+    Fn f;
+    bool table;
+  };
+  std::vector<Case> cases = {
+      {"swiglu", [&](const Arrays& a) { return Arrays{silu(a[0]) * a[1]}; }, true},
+      {"two outputs", [](const Arrays& a) { return Arrays{ops::exp(a[0]), ops::exp(a[0]) + 1.0f}; }, true},
+      {"used inside and outside",
+       [](const Arrays& a) {
+         Array s = ops::sigmoid(a[0]);
+         return Arrays{s * a[1] + s, ops::tanh(a[1]) * ops::erf(a[0])};
+       },
+       true},
+      {"no transcendental", [](const Arrays& a) { return Arrays{a[0] * a[0] + a[1]}; }, false},
+      {"float32 value", [](const Arrays& a) { return Arrays{ops::exp(a[0].astype(float32)) * a[1]}; }, false},
+  };
+  for (long long n : {(1LL << 18) + 37, 1000LL}) {
+    Array g = all_patterns(std::max(n, 65536LL), bfloat16, 11), u = all_patterns(std::max(n, 65536LL), bfloat16, 12);
+    g = ops::slice(g, {0}, {static_cast<int>(n)});
+    u = ops::slice(u, {0}, {static_cast<int>(n)});
+    for (const auto& c : cases) {
+      SCOPED_TRACE(std::string(c.name) + " n=" + std::to_string(n));
+      with_stream(Device::gpu, [&] {
+        auto eager = c.f({g, u});
+        auto before = jit::stats();
+        std::string why;
+        EXPECT_TRUE(same_bits(eager, compile_flat(c.f)(Arrays{g, u}), why)) << why;
+        EXPECT_EQ(jit::stats().gpu_table_runs > before.gpu_table_runs, c.table);
+        Array gt = ops::transpose(ops::reshape(g, {1, static_cast<int>(n)}));
+        Array ut = ops::transpose(ops::reshape(u, {1, static_cast<int>(n)}));
+        EXPECT_TRUE(same_bits(c.f({gt, ut}), compile_flat(c.f)(Arrays{gt, ut}), why)) << why;
+      });
+    }
+  }
 }

@@ -107,12 +107,17 @@ std::vector<int> trig_partners(const EmitRegion& r) {
 // With `pair_trig`, a Sin and a Cos of one value share a SinCos call (made
 // at the first of the two, named scV after its value).
 void op_range(std::ostream& os, const EmitRegion& r, const char* indent, bool small, size_t first,
-              size_t last, bool pair_trig = false) {
+              size_t last, bool pair_trig = false, OpChoice choice = {}) {
   const int n_in = r.fused->num_inputs();
   std::vector<int> partner = pair_trig && !small ? trig_partners(r) : std::vector<int>();
   for (size_t j = first; j < last; ++j) {
     int v = n_in + static_cast<int>(j);
     const FusedOp& op = r.fused->ops()[j];
+    if (choice.keep && !(*choice.keep)[j]) continue;
+    if (choice.lookup && !(*choice.lookup)[v].empty()) {
+      os << indent << "const " << cpp_type(op.dtype) << " v" << v << " = " << (*choice.lookup)[v] << ";\n";
+      continue;
+    }
     bool fast = small && has_small(r, op);
     if (fast)
       os << indent << "outside |= " << functor(op, true) << "::outside(v" << op.args[0] << ");\n";
@@ -132,8 +137,9 @@ void op_range(std::ostream& os, const EmitRegion& r, const char* indent, bool sm
 
 }  // namespace
 
-void emit_ops(std::ostream& os, const EmitRegion& r, const char* indent, bool small, bool pair_trig) {
-  op_range(os, r, indent, small, 0, r.fused->ops().size(), pair_trig);
+void emit_ops(std::ostream& os, const EmitRegion& r, const char* indent, bool small, bool pair_trig,
+              OpChoice choice) {
+  op_range(os, r, indent, small, 0, r.fused->ops().size(), pair_trig, choice);
 }
 
 DType value_dtype(const EmitRegion& r, int v) {
@@ -144,21 +150,24 @@ DType value_dtype(const EmitRegion& r, int v) {
 // Whether the region computes a function of many instructions per element
 // (exp, log, trigonometric, hyperbolic, erf...; also power): its time is
 // arithmetic, not memory traffic.
-bool compute_bound(const EmitRegion& r) {
-  for (const FusedOp& op : r.fused->ops()) {
-    switch (op.primitive->id()) {
-      case PrimitiveId::Exp: case PrimitiveId::Expm1: case PrimitiveId::Log:
-      case PrimitiveId::Log1p: case PrimitiveId::Log2: case PrimitiveId::Log10:
-      case PrimitiveId::Sin: case PrimitiveId::Cos: case PrimitiveId::Tan:
-      case PrimitiveId::ArcSin: case PrimitiveId::ArcCos: case PrimitiveId::ArcTan:
-      case PrimitiveId::Sinh: case PrimitiveId::Cosh: case PrimitiveId::Tanh:
-      case PrimitiveId::ArcSinh: case PrimitiveId::ArcCosh: case PrimitiveId::ArcTanh:
-      case PrimitiveId::Sigmoid: case PrimitiveId::Erf: case PrimitiveId::ErfInv:
-      case PrimitiveId::Power: case PrimitiveId::ArcTan2: case PrimitiveId::LogAddExp:
-        return true;
-      default: break;
-    }
+bool heavy_op(PrimitiveId id) {
+  switch (id) {
+    case PrimitiveId::Exp: case PrimitiveId::Expm1: case PrimitiveId::Log:
+    case PrimitiveId::Log1p: case PrimitiveId::Log2: case PrimitiveId::Log10:
+    case PrimitiveId::Sin: case PrimitiveId::Cos: case PrimitiveId::Tan:
+    case PrimitiveId::ArcSin: case PrimitiveId::ArcCos: case PrimitiveId::ArcTan:
+    case PrimitiveId::Sinh: case PrimitiveId::Cosh: case PrimitiveId::Tanh:
+    case PrimitiveId::ArcSinh: case PrimitiveId::ArcCosh: case PrimitiveId::ArcTanh:
+    case PrimitiveId::Sigmoid: case PrimitiveId::Erf: case PrimitiveId::ErfInv:
+    case PrimitiveId::Power: case PrimitiveId::ArcTan2: case PrimitiveId::LogAddExp:
+      return true;
+    default: return false;
   }
+}
+
+bool compute_bound(const EmitRegion& r) {
+  for (const FusedOp& op : r.fused->ops())
+    if (heavy_op(op.primitive->id())) return true;
   return false;
 }
 

@@ -38,8 +38,16 @@ void emit_literals(std::ostream& os, const EmitRegion& r, const char* indent);
 /// of their argument into `outside`. With `pair_trig` (the GPU emitter), a
 /// Sin and a Cos of one float32/16-bit value come from one kernels::SinCos
 /// call (one argument reduction, the same bits).
+/// `keep` (per operation) emits only those operations; `lookup` (per value,
+/// "" for none) gives a value by an expression instead of its operation.
+struct OpChoice {
+  const std::vector<bool>* keep = nullptr;
+  const std::vector<std::string>* lookup = nullptr;
+};
 void emit_ops(std::ostream& os, const EmitRegion& r, const char* indent, bool small = false,
-              bool pair_trig = false);
+              bool pair_trig = false, OpChoice choice = {});
+/// Whether operation `id` is a transcendental function (compute_bound).
+bool heavy_op(PrimitiveId id);
 /// Whether the region computes a transcendental function (exp, log,
 /// trigonometric, hyperbolic, erf, sigmoid, power...): its time is
 /// arithmetic rather than memory traffic. The CPU emitter gives such
@@ -66,9 +74,22 @@ std::string emit_cuda_kernel(const EmitRegion& r, int index, CudaVariant v);
 /// The inputs a region's GPU kernels take (the non-literal ones, in order)
 /// and the elements per thread of its contiguous kernel (16-byte packs of
 /// its smallest dtype, at least 4).
+struct GpuTable {
+  int value;  // looked up instead of computed
+  int input;  // the one input it depends on (16 bits)
+};
 struct CudaParams {
   std::vector<int> inputs;
   int per_thread = 4;
+  // Values of 1 or 2 bytes that depend on one 16-bit input and compute a
+  // transcendental function, maximal such (an output, or used by an
+  // operation that reads another input): the contiguous kernel reads them
+  // from tables of 65536 entries (parameters after NvRows, in this order)
+  // that kernels `nuvec_table_<index>_<t>(const u16* patterns, W* table)`
+  // of the same program write (W the value's unsigned word). Empty for a
+  // region that is a whole table (table_candidate), with NUVEC_GPU_TABLES=0
+  // and in regions with more than 4 such values.
+  std::vector<GpuTable> tables;
 };
 CudaParams cuda_params(const EmitRegion& r);
 /// Whether the GPU may run the region as a table lookup

@@ -18,6 +18,7 @@ struct Params {
   std::vector<DType> out_types;  // per output
   int n = 4;                     // elements per thread (contiguous kernel)
   std::string suffix;            // of the kernels' names
+  std::vector<GpuTable> tables;  // values the contiguous kernel looks up
 };
 
 Params params_of(const EmitRegion& r, int index) {
@@ -25,6 +26,7 @@ Params params_of(const EmitRegion& r, int index) {
   CudaParams c = cuda_params(r);
   p.inputs = c.inputs;
   p.n = c.per_thread;
+  p.tables = c.tables;
   for (int v : r.fused->outputs()) p.out_types.push_back(value_dtype(r, v));
   char suffix[16];  // (snprintf: g++ 12 warns falsely on "_" + to_string)
   std::snprintf(suffix, sizeof suffix, "_%d", index);
@@ -47,10 +49,29 @@ void stores(std::ostream& os, const EmitRegion& r, const char* indent, const cha
   for (size_t j = 0; j < outs.size(); ++j) os << indent << "q" << j << at << " = v" << outs[j] << ";\n";
 }
 
+const char* table_word(int size) { return size == 1 ? "unsigned char" : "unsigned short"; }
+
+// Per value, the expression that looks it up in its table ("" for none).
+std::vector<std::string> lookups(const EmitRegion& r, const Params& p) {
+  std::vector<std::string> l(r.fused->num_inputs() + r.fused->ops().size());
+  for (size_t t = 0; t < p.tables.size(); ++t) {
+    const GpuTable& g = p.tables[t];
+    l[g.value] = std::string("bit_cast<") + cpp_type(value_dtype(r, g.value)) + ">(__ldg(t" +
+                 std::to_string(t) + " + bit_cast<unsigned short>(v" + std::to_string(g.input) + ")))";
+  }
+  return l;
+}
+
 // Input a's element i: dense (len 0), one value (len 1), or a row of len
 // values repeated (i % len).
 void contig(std::ostream& os, const EmitRegion& r, const Params& p) {
-  signature(os, r, p, "nuvec_contig", "NvRows m");
+  std::string last = "NvRows m";
+  for (size_t t = 0; t < p.tables.size(); ++t)
+    last += std::string(", const ") + table_word(value_dtype(r, p.tables[t].value).size()) +
+            "* __restrict__ t" + std::to_string(t);
+  const std::vector<std::string> looked_up = lookups(r, p);
+  const OpChoice choice{nullptr, &looked_up};
+  signature(os, r, p, "nuvec_contig", last.c_str());
   emit_literals(os, r, "  ");
   // Below 2^31 elements the position in a repeated row comes from a
   // multiply and a shift (kernels/fastdiv.h), not a 64-bit remainder.
@@ -76,7 +97,7 @@ void contig(std::ostream& os, const EmitRegion& r, const Params& p) {
   os << "#pragma unroll\n    for (int u = 0; u < N; ++u) {\n";
   for (int k : p.inputs)
     os << "      const " << cpp_type(r.input_dtypes[k]) << " v" << k << " = l" << k << ".v[u];\n";
-  emit_ops(os, r, "      ", false, true);
+  emit_ops(os, r, "      ", false, true, choice);
   const auto& outs = r.fused->outputs();
   for (size_t j = 0; j < outs.size(); ++j) os << "      r" << j << ".v[u] = v" << outs[j] << ";\n";
   os << "    }\n";
@@ -89,7 +110,7 @@ void contig(std::ostream& os, const EmitRegion& r, const Params& p) {
     os << "      const " << cpp_type(r.input_dtypes[k]) << " v" << k << " = p" << k << "[m.len[" << a
        << "] == 0 ? i : i % m.len[" << a << "]];\n";
   }
-  emit_ops(os, r, "      ", false, true);
+  emit_ops(os, r, "      ", false, true, choice);
   stores(os, r, "      ", "[i]");
   os << "    }\n  }\n}\n";
 }
@@ -114,6 +135,74 @@ void strided(std::ostream& os, const EmitRegion& r, const Params& p) {
   emit_ops(os, r, "    ", false, true);
   stores(os, r, "    ", "[i]");
   os << "  }\n}\n";
+}
+
+// The kernel that writes table t: value g.value at each of the 65536
+// patterns of its input, through the operations it depends on only.
+void table_builder(std::ostream& os, const EmitRegion& r, const Params& p, size_t t) {
+  const GpuTable& g = p.tables[t];
+  const int n_in = r.fused->num_inputs();
+  const auto& ops = r.fused->ops();
+  std::vector<bool> need(n_in + ops.size(), false), keep(ops.size(), false);
+  need[g.value] = true;
+  for (size_t j = ops.size(); j-- > 0;) {
+    if (!need[n_in + j]) continue;
+    keep[j] = true;
+    for (int a : ops[j].args) need[a] = true;
+  }
+  const char* w = table_word(value_dtype(r, g.value).size());
+  os << "extern \"C\" __global__ void __launch_bounds__(256) nuvec_table" << p.suffix << "_" << t
+     << "(const unsigned short* __restrict__ pattern, " << w << "* __restrict__ table) {\n";
+  emit_literals(os, r, "  ");
+  os << "  const int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i >= 65536) return;\n"
+     << "  const " << cpp_type(r.input_dtypes[g.input]) << " v" << g.input << " = bit_cast<"
+     << cpp_type(r.input_dtypes[g.input]) << ">(pattern[i]);\n";
+  emit_ops(os, r, "  ", false, false, OpChoice{&keep, nullptr});
+  os << "  table[i] = bit_cast<" << w << ">(v" << g.value << ");\n}\n";
+}
+
+bool tables_enabled() {
+  static const bool enabled = [] {
+    const char* e = std::getenv("NUVEC_GPU_TABLES");
+    return !(e && std::string(e) == "0");
+  }();
+  return enabled;
+}
+
+// CudaParams::tables.
+std::vector<GpuTable> partial_tables(const EmitRegion& r, const CudaParams& c) {
+  const Fused& f = *r.fused;
+  const int n_in = f.num_inputs();
+  const auto& ops = f.ops();
+  const size_t nv = n_in + ops.size();
+  std::vector<int> dep(nv, -1);  // the one input a value depends on; -1 none, -2 several
+  std::vector<bool> heavy(nv, false);
+  for (int k : c.inputs) dep[k] = k;
+  for (size_t j = 0; j < ops.size(); ++j) {
+    int d = -1;
+    bool h = heavy_op(ops[j].primitive->id());
+    for (int a : ops[j].args) {
+      d = d == -1 ? dep[a] : dep[a] == -1 || dep[a] == d ? d : -2;
+      h = h || heavy[a];
+    }
+    dep[n_in + j] = d;
+    heavy[n_in + j] = h;
+  }
+  auto eligible = [&](size_t v) {
+    if (v < static_cast<size_t>(n_in) || dep[v] < 0 || !heavy[v]) return false;
+    int size = value_dtype(r, static_cast<int>(v)).size();
+    return r.input_dtypes[dep[v]].size() == 2 && (size == 1 || size == 2);
+  };
+  std::vector<bool> needed(nv, false);  // by an output or an operation computed
+  for (int o : f.outputs()) needed[o] = true;
+  for (size_t j = 0; j < ops.size(); ++j)
+    if (!eligible(n_in + j))
+      for (int a : ops[j].args) needed[a] = true;
+  std::vector<GpuTable> tables;
+  for (size_t v = n_in; v < nv; ++v)
+    if (eligible(v) && needed[v]) tables.push_back({static_cast<int>(v), dep[v]});
+  if (tables.size() > 4) tables.clear();
+  return tables;
 }
 
 }  // namespace
@@ -169,16 +258,13 @@ CudaParams cuda_params(const EmitRegion& r) {
     return k >= 1 && k <= 4 ? k : 0;
   }();
   c.per_thread *= forced ? forced : compute_bound(r) ? 2 : 1;
+  if (tables_enabled() && !table_candidate(r, c)) c.tables = partial_tables(r, c);
   return c;
 }
 
 bool table_candidate(const EmitRegion& r, const CudaParams& c) {
-  static const bool enabled = [] {
-    const char* e = std::getenv("NUVEC_GPU_TABLES");
-    return !(e && std::string(e) == "0");
-  }();
   const auto& outs = r.fused->outputs();
-  if (!enabled || c.inputs.size() != 1 || outs.size() != 1) return false;
+  if (!tables_enabled() || c.inputs.size() != 1 || outs.size() != 1) return false;
   int out_size = value_dtype(r, outs[0]).size();
   return r.input_dtypes[c.inputs[0]].size() == 2 && (out_size == 1 || out_size == 2) && compute_bound(r);
 }
@@ -194,8 +280,12 @@ std::string emit_cuda_kernel(const EmitRegion& r, int index, CudaVariant v) {
      << "struct NvRows { long long len[" << rows << "]; FastDiv div[" << rows << "]; };\n"
      << "__device__ __forceinline__ unsigned nv_row(unsigned i, int a, const NvRows& m) {\n"
      << "  return i - fast_quotient(i, m.div[a]) * static_cast<unsigned>(m.len[a]);\n}\n\n";
-  if (v == CudaVariant::contig) contig(os, r, p);
-  else strided(os, r, p);
+  if (v == CudaVariant::contig) {
+    contig(os, r, p);
+    for (size_t t = 0; t < p.tables.size(); ++t) table_builder(os, r, p, t);
+  } else {
+    strided(os, r, p);
+  }
   os << "}  // namespace nuvec_r" << index << "\n";
   return os.str();
 }

@@ -70,6 +70,16 @@ struct FusedGpuKernel {
   // copy (src/backend/cuda/fused.cpp).
   bool table_ok = false;
   mutable std::shared_ptr<void> table;  // the device buffer, once built
+  // Values of the region (one 16-bit input each, 1 or 2 bytes, a
+  // transcendental function) the contiguous kernel reads from tables of
+  // 65536 entries passed after its NvRows, which the kernels `builder` of
+  // the same module write on first use.
+  struct Table {
+    std::string builder;
+    int value_size = 2;
+  };
+  std::vector<Table> tables;
+  mutable std::vector<std::shared_ptr<void>> built;  // device buffers, once built
 };
 
 class Fused : public PrimitiveBase<PrimitiveId::Fused> {

@@ -85,26 +85,54 @@ long long row_mode(const Array& x, const Shape& shape, int per_thread) {
 constexpr long long kTableMinElements = 1 << 18;
 constexpr long long kPatterns = 1 << 16;
 
-// The region's value at each 16-bit pattern, written by its contiguous
-// kernel (so it holds the region's bits) and waited for, so that any stream
-// may read it. Its own device memory (cudaFree synchronizes, so a lookup
-// still queued when the trace goes never reads a reused buffer).
-std::shared_ptr<void> build_table(const FusedGpuKernel& k, int out_size, cudaStream_t cs, Stream s) {
+// A table of 65536 entries of `size` bytes that `fill(patterns, table)`
+// enqueues the writing of, given the 16-bit patterns in order; waited for,
+// so that any stream may read it. Its own device memory (cudaFree
+// synchronizes, so a lookup still queued when the trace goes never reads a
+// reused buffer).
+template <class Fill>
+std::shared_ptr<void> make_table(int size, cudaStream_t cs, Stream s, const Fill& fill) {
   auto patterns = allocate(kPatterns * 2, s);
   void* t = nullptr;
-  check(cudaMalloc(&t, kPatterns * out_size), "cudaMalloc of a lookup table");
+  check(cudaMalloc(&t, kPatterns * size), "cudaMalloc of a lookup table");
   std::shared_ptr<void> table(t, [](void* q) { cudaFree(q); });
   launch_all_patterns(patterns->ptr, cs);
-  const void* in = patterns->ptr;
-  void* out = t;
-  long long count = kPatterns;
-  long long rows[2] = {0, 0};  // NvRows of one dense input
-  void* args[] = {&in, &out, &count, rows};
-  long long per_block = static_cast<long long>(kThreads) * k.per_thread;
-  dim3 grid(static_cast<unsigned>((kPatterns + per_block - 1) / per_block));
-  check(cudaLaunchKernel(contig_function(k), grid, dim3(kThreads), args, 0, cs), "a generated kernel");
+  fill(patterns->ptr, t);
   check(cudaStreamSynchronize(cs), "a lookup table's build");
   return table;
+}
+
+// The whole region's table: its contiguous kernel run over the patterns.
+std::shared_ptr<void> build_table(const FusedGpuKernel& k, int out_size, cudaStream_t cs, Stream s) {
+  return make_table(out_size, cs, s, [&](const void* in, void* out) {
+    long long count = kPatterns;
+    long long rows[2] = {0, 0};  // NvRows of one dense input
+    void* args[] = {&in, &out, &count, rows};
+    long long per_block = static_cast<long long>(kThreads) * k.per_thread;
+    dim3 grid(static_cast<unsigned>((kPatterns + per_block - 1) / per_block));
+    check(cudaLaunchKernel(contig_function(k), grid, dim3(kThreads), args, 0, cs), "a generated kernel");
+  });
+}
+
+// The tables of values the contiguous kernel looks up (FusedGpuKernel::tables),
+// built on first use by their kernels.
+std::vector<std::shared_ptr<void>> partial_tables(const FusedGpuKernel& k, cudaStream_t cs, Stream s) {
+  {
+    std::lock_guard<std::mutex> lock(k.mu);
+    if (k.built.size() == k.tables.size()) return k.built;
+  }
+  std::vector<std::shared_ptr<void>> built;
+  for (const auto& t : k.tables) {
+    const void* fn = module_kernel(*k.module, t.builder);
+    built.push_back(make_table(t.value_size, cs, s, [&](const void* in, void* out) {
+      void* args[] = {&in, &out};
+      check(cudaLaunchKernel(fn, dim3(kPatterns / kThreads), dim3(kThreads), args, 0, cs),
+            "a table's kernel");
+    }));
+  }
+  std::lock_guard<std::mutex> lock(k.mu);
+  if (k.built.size() != k.tables.size()) k.built = std::move(built);
+  return k.built;
 }
 
 bool looked_up(const FusedGpuKernel& k, const Array& x, Array& o, cudaStream_t cs, Stream s) {
@@ -164,6 +192,12 @@ bool generated(const FusedGpuKernel& k, const std::vector<Array>& in, std::vecto
       std::memcpy(&rows[r + a], &f, sizeof f);
     }
     args.push_back(rows.data());
+    std::vector<const void*> tables;  // after NvRows, in order
+    if (!k.tables.empty()) {
+      for (const auto& t : partial_tables(k, cs, s)) tables.push_back(t.get());
+      for (auto& t : tables) args.push_back(&t);
+      nuvec::detail::table_runs().fetch_add(1, std::memory_order_relaxed);
+    }
     long long per_block = static_cast<long long>(kThreads) * k.per_thread;
     dim3 grid(static_cast<unsigned>((n + per_block - 1) / per_block));
     check(cudaLaunchKernel(contig_function(k), grid, dim3(kThreads), args.data(), 0, cs), "a generated kernel");
