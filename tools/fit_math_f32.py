@@ -4,7 +4,7 @@
 Run: python3 tools/fit_math_f32.py   (needs mpmath). Prints C++ hex-float
 coefficient lists (highest degree first, for Horner) and the max relative
 error of each fit, measured at high precision. The double kernels target ~2^-40
-relative error; the float32 kernels (exp, log, log2, log10, erf, sin/cos
+relative error; the float32 kernels (exp, log, log2, log10, tanh, erf, sin/cos
 helpers) use fit_float: weighted least squares on Chebyshev nodes with the
 coefficients rounded to float one at a time (lowest power first, the rest
 refitted), which keeps the rounded polynomial close to the best one.
@@ -106,6 +106,33 @@ def float_fits():
     fit_float("erf: E(t) = erfc(t + 2.25), a in [1, 4]",
               lambda t: mp.erfc(t + mp.mpf(2.25)), mp.mpf(1) - mp.mpf(2.25),
               mp.mpf(4) - mp.mpf(2.25), range(16))
+    # tanh, a < 0.8: tanh(a) = a + a a^2 Q(a^2), relative error.
+    fit_float("tanh: tanh(a) = a + a s Q(s), s = a^2, a < 0.8",
+              lambda s: (mp.tanh(mp.sqrt(s)) / mp.sqrt(s) - 1) / s
+              if s else mp.mpf(-1) / 3, 0, mp.mpf("0.64"), range(6),
+              w=lambda s: s * mp.sqrt(s) / mp.tanh(mp.sqrt(s)) if s else 0)
+    # tanh, 0.8 <= a <= 9.5: e^-2a = 2^n (1 + t), n = rint(-a K) with K the
+    # header's float below 2 log2(e), v = a + n ln2/2 in [0.8 d, 9.5 d] +-
+    # ln2/4 (d = 1 - K ln2/2). t = v X(v) - v; X is weighted by the largest
+    # q = 1 - tanh(a) among the a that reach v (an error in 1 + t moves the
+    # result by q times it: X need only be accurate where a is small).
+    k_tanh = f32(float.fromhex("0x1.6a3a3ap+1"))
+    d = 1 - k_tanh * mp.log(2) / 2
+    q4 = mp.log(2) / 4
+
+    def qmax(v):
+        amin = max(mp.mpf("0.8"), (v - q4) / d)
+        return 2 / (1 + mp.exp(2 * amin))
+    fit_float("tanh: e^(-2v) = 1 + v X(v) - v, a >= 0.8",
+              lambda v: mp.expm1(-2 * v) / v + 1 if v else mp.mpf(-1),
+              mp.mpf("0.8") * d - q4 - mp.mpf(2) ** -10,
+              mp.mpf("9.5") * d + q4 + mp.mpf(2) ** -10, range(6),
+              w=lambda v: qmax(v) * abs(v) / mp.exp(-2 * v))
+    # u = -2y/(1 + y) = y R(y), y = e^-2a <= e^-1.6: the result moves by
+    # about y times u's error, hence the weight y^2.
+    fit_float("tanh: -2y/(1 + y) = y R(y), y <= e^-1.6",
+              lambda y: -2 / (1 + y), 0, mp.exp(mp.mpf("-1.6")) * 1.001,
+              range(5), w=lambda y: y * y)
     fit_float("sin_f: sin(r) = r + r^3 S(r^2), |r| <= 0.8",
               lambda s: (mp.sin(mp.sqrt(s)) - mp.sqrt(s)) / mp.sqrt(s) ** 3
               if s else mp.mpf(-1) / 6, 0, 0.64, range(4), w=lambda s: s)

@@ -8,9 +8,12 @@
 //   tools/fit_math_f32.py, float coefficients), Cody-Waite reduction with an
 //   exact first step, explicit fma, and float pairs (hi + lo) where a final
 //   rounding would otherwise be amplified: exp's reduced argument, the
-//   e ln2 + ln(1 + f) sums, and e^-|x| in tanh and sigmoid, which end in a
-//   compensated division (detail::div_pair). Subnormal results are rounded
-//   once (exp's scale 2^n is applied as two exact factors), never flushed.
+//   e ln2 + ln(1 + f) sums, and e^-|x| in sigmoid, which ends in a
+//   compensated division (detail::div_pair). tanh needs neither: an odd
+//   polynomial below 0.8, above it 1 - 2s - s V with e^-2|x| = s (1 + t),
+//   1 - 2s exact and V's rounding scaled by s <= 1/4 (no division).
+//   Subnormal results are rounded once (exp's scale 2^n is applied as two
+//   exact factors), never flushed.
 //   Also sin and cos where |x| < 2^18 (sin_small, cos_small): a float
 //   Cody-Waite reduction to a float pair (pi/2 in three parts, exact there).
 // - every other function (and sin, cos from 2^18 on) widens to double,
@@ -33,7 +36,7 @@
 // glibc's double result (erfinv: double Newton refinement on glibc erf/erfc):
 //   float32 kernels, max ULP:
 //     exp 0.844, exp2 0.820, expm1 1.047, log 0.887, log2 0.986,
-//     log10 0.851, log1p 0.977, tanh 0.767, sigmoid 0.824, erf 0.991
+//     log10 0.851, log1p 0.977, tanh 0.839, sigmoid 0.824, erf 0.991
 //     (0.03-0.7% of results differ from the correctly rounded float);
 //     sin 0.7185 (at 0x1.227034p+14), cos 0.7177 (at 0x1.826f2ap+15), both
 //     below 2^18 (0.11% and 0.10% of all results not correctly rounded).
@@ -654,18 +657,41 @@ NUVEC_KERNEL_INLINE float cosh(float x) {
 /// Hyperbolic tangent; tanh(-0) = -0.
 NUVEC_KERNEL_INLINE float tanh(float x) {
   float a = __builtin_fabsf(x);
-  a = detail::self(a > 20.0f, 20.0f, a);  // NaN passes
-  // tanh(a) = (1 - e) / (1 + e), e = e^(-2a) as a pair: no cancellation
-  // is lost since 1 - e is formed exactly from the pair.
-  float eh, el;
-  detail::exp_pair(-2.0f * a, &eh, &el);
-  float nh = 1.0f - eh;
-  float nl = ((1.0f - nh) - eh) - el;  // Fast2Sum: 1 >= eh
-  float dh = 1.0f + eh;
-  float dl = ((1.0f - dh) + eh) + el;
-  float v = detail::div_pair(nh, nl, dh, dl);
-  v = detail::self(a < 0x1.0p-13f, a, v);  // rounds to x there
-  return detail::xorsign(__builtin_fabsf(v), x);
+  // a < 0.8: tanh(a) = a + a s Q(s), s = a^2 (tiny and subnormal a give a).
+  float s2 = a * a;
+  float q = detail::hornerf(s2, 0x1.9de75p-10f, -0x1.e4dc6p-8f, 0x1.5ce5c4p-6f,
+                            -0x1.b92312p-5f, 0x1.110b0ap-3f, -0x1.55553cp-2f);
+  float small = __builtin_fmaf(a, s2 * q, a);
+  // a >= 0.8: tanh(a) = 1 - 2y/(1 + y), y = e^-2a = s (1 + t), s = 2^n.
+  // Written 1 - 2s - s V, V = 2t + u (1 + t), u = -2y/(1 + y) = y R(y):
+  // 1 - 2s is exact and V's roundings are scaled by s <= 1/4, no division.
+  // n = rint(-a K), K = 2 log2(e) (1 - 1.9%): n = -26 (1 - 2s no longer
+  // exact) first at 0x1.205968p+3, the first a where tanh rounds to 1, and
+  // from there on every result is 1. Clamped to 9.5 (bits; NaN -> 9.5, the
+  // small branch passes it): s stays normal, inf gives 1.
+  u32 ab = bit_cast<u32>(a);
+  float ac = bit_cast<float>(detail::selu(ab > 0x41180000u, 0x41180000u, ab));
+  // Rounds -a K to an integer in the low bits of 1.5 2^23 + 127: k's bits
+  // shifted left by 23 are those of 2^n.
+  float k = __builtin_fmaf(ac, -0x1.6a3a3ap+1f, 0x1.8p23f + 127.0f);
+  float nf = k - (0x1.8p23f + 127.0f);
+  float s = bit_cast<float>(bit_cast<u32>(k) << 23);
+  // v = a + n ln2/2 in [-0.16, 0.36] (exact; ln2/2 to 21 bits is close
+  // enough: n is small where the result is sensitive to it), then
+  // t = e^-2v - 1 = v X(v) - v.
+  float v = __builtin_fmaf(nf, 0x1.62e430p-2f, ac);
+  float t = __builtin_fmaf(
+      v,
+      detail::hornerf(v, 0x1.5cbfc4p-4f, -0x1.121138p-2f, 0x1.55675ap-1f,
+                      -0x1.5554cp+0f, 0x1.ffffeep+0f, -0x1p+0f),
+      -v);
+  float y = __builtin_fmaf(s, t, s);
+  float u = y * detail::hornerf(y, -0x1.1573aap+0f, 0x1.cc36fep+0f,
+                                -0x1.fa3886p+0f, 0x1.ffb104p+0f,
+                                -0x1.fffe72p+0f);
+  float vv = __builtin_fmaf(2.0f, t, __builtin_fmaf(u, t, u));
+  float big = __builtin_fmaf(-s, vv, __builtin_fmaf(-2.0f, s, 1.0f));
+  return detail::xorsign(detail::self(a >= 0.8f, big, small), x);
 }
 
 /// Inverse hyperbolic sine.
