@@ -29,7 +29,7 @@ cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNUVEC_BUILD_EXAMPLES=
 cmake --build "$dir" --target nuvec_tests gpu_bench gpu_compile_bench -j "$(nproc)"
 status=0
 # In groups, so that a crash in one leaves the others' results.
-for group in 'Gpu.*:GpuMemory*' 'GpuRegistry*:GpuOpsRegistry*' 'GpuSortScan*' 'GpuCompile*' 'GpuCudaKernel*:CudaKernel*' '-Gpu*:CudaKernel*'; do
+for group in 'Gpu.*:GpuMemory*' 'GpuRegistry*:GpuOpsRegistry*' 'GpuSortScan*' 'GpuCompile*:GpuTable*' 'GpuCudaKernel*:CudaKernel*' '-Gpu*:CudaKernel*'; do
   "$dir/tests/nuvec_tests" --gtest_filter="$group" --gtest_brief=1 || status=$?
 done
 "$dir/bench/gpu_bench" || status=$?

@@ -397,16 +397,6 @@ NUVEC_KERNEL_INLINE void exp_join(float s, float r, float l, float* hi,
   *lo = __builtin_fmaf(s, tl, __builtin_fmaf(s, t, s - h));  // s - h exact
 }
 
-// e^x as a float pair hi + lo (relative error < 2^-30) for -120 <= x <= 88
-// (results are normal floats there).
-NUVEC_KERNEL_INLINE void exp_pair(float x, float* hi, float* lo) {
-  i32 n;
-  float r, l;
-  exp_core(x, &n, &r, &l);
-  float s = pow2f(n >> 1) * pow2f(n - (n >> 1));
-  exp_join(s, r, l, hi, lo);
-}
-
 // Splits a finite float x > 0 as 2^e (1 + f), 1 + f in [sqrt(1/2), sqrt(2))
 // (f exact), subnormals included.
 NUVEC_KERNEL_INLINE void log_reduce(float x, float* e, float* f) {
