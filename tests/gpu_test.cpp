@@ -4,6 +4,7 @@
 // Skipped where no GPU is present (CI); scripts/gpu.sh runs it on the H200.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 #include <string>
 
@@ -97,6 +98,45 @@ TEST(Gpu, HalfRoundingKeepsTheCpuBits) {
   for (DType to : {float16, bfloat16})
     expect_same([&](StreamOrDevice s) { return ops::view(ops::astype(x, to, s), uint16); },
                 "float32 -> " + std::string(dtype_name(to)));
+}
+
+// The premise of kernels::from_arith: on the GPU, + - * / and sqrt give the
+// canonical NaN 0x7fffffff whatever the NaN operands' signs and payloads
+// (float32), so their float16/bfloat16 results that are NaN are 0x7fff,
+// the CPU's rounding of that NaN; every other result is the CPU's.
+TEST(Gpu, ArithmeticNaNsAreCanonical) {
+  NUVEC_GPU_REQUIRED();
+  std::vector<uint32_t> special = {0x7fc00000u, 0xffc00001u, 0x7f800001u, 0x7fa5a5a5u, 0xff812345u,
+                                   0xffffffffu, 0x7f800000u, 0xff800000u, 0x00000000u, 0x80000000u,
+                                   0x3f800000u, 0xbf800000u, 0x00000001u, 0x7f7fffffu};
+  const int n = static_cast<int>(special.size());
+  std::vector<uint32_t> a, b;  // every pair
+  for (uint32_t u : special)
+    for (uint32_t v : special) a.push_back(u), b.push_back(v);
+  Array x = ops::view(array(a, {n * n}), float32), y = ops::view(array(b, {n * n}), float32);
+  using Op = std::function<Array(const Array&, const Array&, StreamOrDevice)>;
+  std::vector<std::pair<const char*, Op>> arith = {
+      {"add", [](const Array& p, const Array& q, StreamOrDevice s) { return ops::add(p, q, s); }},
+      {"subtract", [](const Array& p, const Array& q, StreamOrDevice s) { return ops::subtract(p, q, s); }},
+      {"multiply", [](const Array& p, const Array& q, StreamOrDevice s) { return ops::multiply(p, q, s); }},
+      {"divide", [](const Array& p, const Array& q, StreamOrDevice s) { return ops::divide(p, q, s); }},
+      {"sqrt", [](const Array& p, const Array&, StreamOrDevice s) { return ops::sqrt(p, s); }},
+  };
+  for (const auto& [name, op] : arith) {
+    SCOPED_TRACE(name);
+    auto f32 = ops::view(op(x, y, Device::gpu), uint32).to_vector<uint32_t>();
+    auto cpu = op(x, y, kCpu).to_vector<float>();
+    for (size_t i = 0; i < f32.size(); ++i)
+      if (std::isnan(cpu[i])) EXPECT_EQ(f32[i], 0x7fffffffu) << "pair " << i;
+    for (DType dt : {float16, bfloat16}) {
+      Array xh = x.astype(dt), yh = y.astype(dt);
+      auto gpu = ops::view(op(xh, yh, Device::gpu), uint16).to_vector<uint16_t>();
+      auto want = ops::view(op(xh, yh, kCpu), uint16).to_vector<uint16_t>();
+      auto wide = op(xh, yh, kCpu).astype(float32).to_vector<float>();
+      for (size_t i = 0; i < gpu.size(); ++i)
+        EXPECT_EQ(gpu[i], std::isnan(wide[i]) ? uint16_t{0x7fff} : want[i]) << dtype_name(dt) << " pair " << i;
+    }
+  }
 }
 
 // Linear algebra runs on the CPU only (as MLX's): on a GPU stream the node

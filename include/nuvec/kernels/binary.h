@@ -26,7 +26,7 @@ namespace nuvec::kernels {
         return x op y;                                               \
       } else {                                                       \
         using C = compute_t<T>;                                      \
-        return T(C(x) op C(y));                                      \
+        return from_arith<T>(C(x) op C(y));                          \
       }                                                              \
     }                                                                \
   };
@@ -40,7 +40,7 @@ struct Divide {
     requires(is_float_v<T> || is_complex_v<T>)
   NUVEC_KERNEL_INLINE T operator()(T x, T y) const {
     using C = compute_t<T>;
-    return T(C(x) / C(y));
+    return from_arith<T>(C(x) / C(y));
   }
 };
 

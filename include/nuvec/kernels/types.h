@@ -43,6 +43,31 @@ struct compute_type<bfloat16_t> {
 template <class T>
 using compute_t = typename compute_type<T>::type;
 
+/// T(v) for v the result of one IEEE arithmetic instruction (+ - * /,
+/// sqrt) in T's compute type. On the GPU such a result, when NaN, is the
+/// canonical 0x7fffffff, which the 16-bit conversion instructions round to
+/// the very bits the NaN rule of float_to_half_bits/float_to_bfloat_bits
+/// gives (0x7fff), so the rule's test is left out there; elsewhere this is
+/// T(v). Gpu.ArithmeticNaNsAreCanonical checks the premise on the GPU.
+template <class T, class C>
+NUVEC_KERNEL_INLINE T from_arith(C v) {
+#ifdef __CUDA_ARCH__
+  if constexpr (same_v<T, bfloat16_t>) {
+    u16 b;
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(b) : "f"(v));
+    return T::from_bits(b);
+  } else if constexpr (same_v<T, float16_t>) {
+    u16 h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
+    return T::from_bits(h);
+  } else {
+    return T(v);
+  }
+#else
+  return T(v);
+#endif
+}
+
 /// The unsigned type of an integer type's width (for wrapping arithmetic).
 template <class T>
 struct unsigned_of;

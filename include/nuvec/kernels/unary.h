@@ -92,7 +92,7 @@ struct Sqrt {
   template <class T>
     requires is_half_v<T>
   NUVEC_KERNEL_INLINE T operator()(T x) const {
-    return T(__builtin_sqrtf(float(x)));
+    return from_arith<T>(__builtin_sqrtf(float(x)));
   }
   NUVEC_KERNEL_INLINE complex64_t operator()(complex64_t x) const {
     return math::sqrt(x);
