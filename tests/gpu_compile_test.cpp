@@ -58,7 +58,7 @@ std::string emitted_program(const compiler::Graph& g, compiler::CudaVariant v, i
   regions = 0;
   for (const auto& s : g.steps) {
     if (s.primitive->id() != PrimitiveId::Fused) continue;
-    compiler::EmitRegion r{static_cast<const Fused*>(s.primitive.get()), {}};
+    compiler::EmitRegion r{static_cast<const Fused*>(s.primitive.get()), {}, false};
     for (const auto& in : s.inputs) r.input_dtypes.push_back(in.dtype());
     program += compiler::emit_cuda_kernel(r, regions++, v);
   }

@@ -12,6 +12,10 @@ namespace nuvec::compiler {
 struct EmitRegion {
   const Fused* fused;
   std::vector<DType> input_dtypes;
+  // Whether an input of several elements is read broadcast at the trace's
+  // shapes (a row repeated over leading axes): the GPU gives such regions
+  // two packs per thread.
+  bool broadcast = false;
 };
 
 /// The kernels of `regions` as C++ to append to the functor header: region

@@ -131,8 +131,11 @@ void prepare_gpu_kernels(const Graph& g) {
   std::vector<EmitRegion> regions;
   for (const auto& s : g.steps) {
     if (s.primitive->id() != PrimitiveId::Fused || s.stream.device != Device::gpu) continue;
-    EmitRegion r{static_cast<const Fused*>(s.primitive.get()), {}};
-    for (const auto& in : s.inputs) r.input_dtypes.push_back(in.dtype());
+    EmitRegion r{static_cast<const Fused*>(s.primitive.get()), {}, false};
+    for (const auto& in : s.inputs) {
+      r.input_dtypes.push_back(in.dtype());
+      r.broadcast = r.broadcast || (in.size() > 1 && in.shape() != s.outputs[0].shape());
+    }
     regions.push_back(std::move(r));
   }
   if (regions.empty()) return;
