@@ -214,9 +214,20 @@ TEST(GpuCompile, TablesAreEmittedWithTheirKernels) {
   EXPECT_NE(program.find("nuvec_table_0_0(const unsigned short* __restrict__ pattern"), std::string::npos) << program;
   EXPECT_NE(program.find("__ldg(t0 + bit_cast<unsigned short>(v0))"), std::string::npos) << program;
   EXPECT_EQ(program.find("nuvec_table_0_1"), std::string::npos) << program;
+  // Adam's sqrt(v), v made from two inputs: a table keyed by v.
+  auto adam = [](const Arrays& a) {
+    Array v = a[0] * a[0] * 0.001f + a[1] * 0.999f;
+    return Arrays{a[1] - a[0] * 0.01f / (ops::sqrt(v) + 1e-8f), v};
+  };
+  auto ga = compiler::trace({probe, probe}, false, [&](const Arrays& ph) { return adam(ph); });
+  std::string adam_program = emitted_program(ga, compiler::CudaVariant::contig, regions);
+  EXPECT_NE(adam_program.find("nuvec_table_0_0(const unsigned short* __restrict__ pattern"), std::string::npos)
+      << adam_program;
+  EXPECT_EQ(adam_program.find("nuvec_table_0_1"), std::string::npos) << adam_program;
   if (built_with_cuda()) {
     std::string binary;
     EXPECT_EQ(backend::gpu_compile(compiler::cuda_program(program), "sm_90", binary), "");
+    EXPECT_EQ(backend::gpu_compile(compiler::cuda_program(adam_program), "sm_90", binary), "");
   }
 }
 

@@ -99,6 +99,12 @@ TEST(GpuTable, PartialTablesEqualEager) {
          return Arrays{s * a[1] + s, ops::tanh(a[1]) * ops::erf(a[0])};
        },
        true},
+      {"sqrt of a value of two inputs (Adam's)",
+       [](const Arrays& a) {
+         Array v = a[0] * a[0] * 0.001f + a[1] * 0.999f;
+         return Arrays{a[1] - a[0] * 0.01f / (ops::sqrt(v) + 1e-8f), v};
+       },
+       true},
       {"no transcendental", [](const Arrays& a) { return Arrays{a[0] * a[0] + a[1]}; }, false},
       {"float32 value", [](const Arrays& a) { return Arrays{ops::exp(a[0].astype(float32)) * a[1]}; }, false},
   };

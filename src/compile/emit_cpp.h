@@ -80,14 +80,16 @@ std::string emit_cuda_kernel(const EmitRegion& r, int index, CudaVariant v);
 /// its smallest dtype, at least 4).
 struct GpuTable {
   int value;  // looked up instead of computed
-  int input;  // the one input it depends on (16 bits)
+  int input;  // the 16-bit value it is a function of (an input, or an operation's value)
 };
 struct CudaParams {
   std::vector<int> inputs;
   int per_thread = 4;
   // Values of 1 or 2 bytes that depend on one 16-bit input and compute a
   // transcendental function, maximal such (an output, or used by an
-  // operation that reads another input): the contiguous kernel reads them
+  // operation that reads another input), and single sqrt, rsqrt or
+  // transcendental operations of a 16-bit value made from several inputs
+  // (keyed by that value): the contiguous kernel reads them
   // from tables of 65536 entries (parameters after NvRows, in this order)
   // that kernels `nuvec_table_<index>_<t>(const u16* patterns, W* table)`
   // of the same program write (W the value's unsigned word). Empty for a

@@ -148,15 +148,16 @@ void table_builder(std::ostream& os, const EmitRegion& r, const Params& p, size_
   for (size_t j = ops.size(); j-- > 0;) {
     if (!need[n_in + j]) continue;
     keep[j] = true;
-    for (int a : ops[j].args) need[a] = true;
+    for (int a : ops[j].args)
+      if (a != g.input) need[a] = true;  // the key comes from the pattern
   }
   const char* w = table_word(value_dtype(r, g.value).size());
   os << "extern \"C\" __global__ void __launch_bounds__(256) nuvec_table" << p.suffix << "_" << t
      << "(const unsigned short* __restrict__ pattern, " << w << "* __restrict__ table) {\n";
   emit_literals(os, r, "  ");
   os << "  const int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i >= 65536) return;\n"
-     << "  const " << cpp_type(r.input_dtypes[g.input]) << " v" << g.input << " = bit_cast<"
-     << cpp_type(r.input_dtypes[g.input]) << ">(pattern[i]);\n";
+     << "  const " << cpp_type(value_dtype(r, g.input)) << " v" << g.input << " = bit_cast<"
+     << cpp_type(value_dtype(r, g.input)) << ">(pattern[i]);\n";
   emit_ops(os, r, "  ", false, false, OpChoice{&keep, nullptr});
   os << "  table[i] = bit_cast<" << w << ">(v" << g.value << ");\n}\n";
 }
@@ -201,6 +202,18 @@ std::vector<GpuTable> partial_tables(const EmitRegion& r, const CudaParams& c) {
   std::vector<GpuTable> tables;
   for (size_t v = n_in; v < nv; ++v)
     if (eligible(v) && needed[v]) tables.push_back({static_cast<int>(v), dep[v]});
+  // Then one operation of one argument that is worth a table (a
+  // transcendental function, sqrt, rsqrt) applied to a 16-bit value that
+  // several inputs make (Adam's sqrt(v)): keyed by that value.
+  for (size_t j = 0; j < ops.size(); ++j) {
+    const int v = n_in + static_cast<int>(j);
+    PrimitiveId id = ops[j].primitive->id();
+    bool worth = heavy_op(id) || id == PrimitiveId::Sqrt || id == PrimitiveId::Rsqrt;
+    if (ops[j].args.size() != 1 || dep[v] != -2 || !worth) continue;
+    const int a = ops[j].args[0];
+    const int size = value_dtype(r, v).size();
+    if (a >= n_in && value_dtype(r, a).size() == 2 && (size == 1 || size == 2)) tables.push_back({v, a});
+  }
   if (tables.size() > 4) tables.clear();
   return tables;
 }
