@@ -7,6 +7,21 @@
 
 namespace nuvec::kernels {
 
+#ifdef __CUDA_ARCH__
+// The GPU's conversions round to nearest even too (subnormals and overflow
+// included); every NaN becomes the canonical 0x7fff.
+__device__ __forceinline__ u16 gpu_half_bits(float f) {
+  u16 h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+}
+__device__ __forceinline__ u16 gpu_bfloat_bits(float f) {
+  u16 b;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(b) : "f"(f));
+  return b;
+}
+#endif
+
 /// Rounds a float32 to the nearest binary16 (ties to even), keeping NaN quiet.
 NUVEC_KERNEL_INLINE u16 float_to_half_bits(float f) {
   u32 x = bit_cast<u32>(f);
@@ -18,11 +33,7 @@ NUVEC_KERNEL_INLINE u16 float_to_half_bits(float f) {
                                               : 0u));
   }
 #ifdef __CUDA_ARCH__
-  // The GPU's conversion rounds to nearest even too (subnormals and
-  // overflow included): the same bits in one instruction.
-  u16 h;
-  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
-  return h;
+  return gpu_half_bits(f);  // the same bits in one instruction
 #else
   if (ax >= 0x477ff000u) return static_cast<u16>(sign | 0x7c00u);  // >= 65520
   if (ax < 0x38800000u) {  // below 2^-14: subnormal result, rounded by the FPU
@@ -50,9 +61,7 @@ NUVEC_KERNEL_INLINE u16 float_to_bfloat_bits(float f) {
   u32 x = bit_cast<u32>(f);
   if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<u16>((x >> 16) | 0x40u);
 #ifdef __CUDA_ARCH__
-  u16 b;  // as float_to_half_bits: the same rounding in one instruction
-  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(b) : "f"(f));
-  return b;
+  return gpu_bfloat_bits(f);  // as float_to_half_bits
 #else
   return static_cast<u16>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 #endif

@@ -53,13 +53,9 @@ template <class T, class C>
 NUVEC_KERNEL_INLINE T from_arith(C v) {
 #ifdef __CUDA_ARCH__
   if constexpr (same_v<T, bfloat16_t>) {
-    u16 b;
-    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(b) : "f"(v));
-    return T::from_bits(b);
+    return T::from_bits(gpu_bfloat_bits(v));
   } else if constexpr (same_v<T, float16_t>) {
-    u16 h;
-    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
-    return T::from_bits(h);
+    return T::from_bits(gpu_half_bits(v));
   } else {
     return T(v);
   }
