@@ -13,7 +13,19 @@
 
 namespace nuvec::kernels {
 
-#define NUVEC_WRAPPING_BINARY(Name, op)                              \
+// 16-bit float + - * in one 16-bit instruction on GPUs that have them for
+// both types (half.h); elsewhere computed in float32 and rounded.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define NUVEC_GPU_HALF_ARITH true
+#define NUVEC_GPU_HALF_CALL(T, op, x, y)                                 \
+  T::from_bits(same_v<T, bfloat16_t> ? gpu_bfloat_##op(x.bits, y.bits) \
+                                     : gpu_half_##op(x.bits, y.bits))
+#else
+#define NUVEC_GPU_HALF_ARITH false
+#define NUVEC_GPU_HALF_CALL(T, op, x, y) T()
+#endif
+
+#define NUVEC_WRAPPING_BINARY(Name, op, gpu)                         \
   struct Name {                                                      \
     template <class T>                                               \
     NUVEC_KERNEL_INLINE T operator()(T x, T y) const {               \
@@ -24,21 +36,48 @@ namespace nuvec::kernels {
         return bool(int(x) op int(y));                               \
       } else if constexpr (is_complex_v<T>) {                        \
         return x op y;                                               \
+      } else if constexpr (NUVEC_GPU_HALF_ARITH && is_half_v<T>) {   \
+        return NUVEC_GPU_HALF_CALL(T, gpu, x, y);                    \
       } else {                                                       \
         using C = compute_t<T>;                                      \
         return from_arith<T>(C(x) op C(y));                          \
       }                                                              \
     }                                                                \
   };
-NUVEC_WRAPPING_BINARY(Add, +)
-NUVEC_WRAPPING_BINARY(Subtract, -)
-NUVEC_WRAPPING_BINARY(Multiply, *)
+NUVEC_WRAPPING_BINARY(Add, +, add)
+NUVEC_WRAPPING_BINARY(Subtract, -, sub)
+NUVEC_WRAPPING_BINARY(Multiply, *, mul)
 #undef NUVEC_WRAPPING_BINARY
+#undef NUVEC_GPU_HALF_CALL
+#undef NUVEC_GPU_HALF_ARITH
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+/// bfloat16(x / y) by an approximate reciprocal where that gives the same
+/// bits as the IEEE division: the exact quotient of two bfloat16 values is
+/// never a midpoint of the bfloat16 grid and lies at least 2^-17 of itself
+/// away from every midpoint (its numerator X 2^a - (2K + 1) Y 2^(b + c - 1)
+/// is a nonzero multiple of 2^(b + c - 1)), while x * rcp.approx(y) is
+/// within 1.5 * 2^-23 of it where that product is a normal float. Elsewhere
+/// (zeros, infinities, NaNs, subnormal or huge quotients and divisors: the
+/// product leaves [2^-125, 2^127]) the IEEE division.
+/// Gpu.HalfArithmeticEqualsFloatRounding checks every pair.
+__device__ __forceinline__ bfloat16_t gpu_bfloat_div(bfloat16_t x, bfloat16_t y) {
+  float a = x, b = y, r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(b));
+  float q = a * r;
+  float aq = __builtin_fabsf(q);
+  if (!(aq >= 0x1p-125f && aq <= 0x1p127f)) q = a / b;
+  return bfloat16_t::from_bits(gpu_bfloat_bits(q));
+}
+#endif
 
 struct Divide {
   template <class T>
     requires(is_float_v<T> || is_complex_v<T>)
   NUVEC_KERNEL_INLINE T operator()(T x, T y) const {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if constexpr (same_v<T, bfloat16_t>) return gpu_bfloat_div(x, y);
+#endif
     using C = compute_t<T>;
     return from_arith<T>(C(x) / C(y));
   }
