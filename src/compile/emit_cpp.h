@@ -66,8 +66,8 @@ std::vector<bool> literal_inputs(const Fused& f);
 /// their own (no functor header): `nuvec_contig_<index>` (each input dense at the
 /// output's shape, a single value, or a dense row repeated over the leading
 /// axes, as NvRows::len says: 0, 1, or the row's length; each thread loads,
-/// computes and stores cuda_per_thread() consecutive elements as aligned
-/// packs) and `nuvec_strided_<index>` (any strides, through a collapsed
+/// computes and stores CudaParams::per_thread elements as aligned 16-byte
+/// packs, consecutive or interleaved across the block) and `nuvec_strided_<index>` (any strides, through a collapsed
 /// layout of at most 8 dimensions). Parameters: the non-literal inputs'
 /// pointers in order, the outputs' pointers, the element count, then
 /// NvRows {len[inputs]} (contig) or NvLayout {ndim, shape[8],
@@ -84,7 +84,8 @@ struct GpuTable {
 };
 struct CudaParams {
   std::vector<int> inputs;
-  int per_thread = 4;
+  int per_thread = 4;  // packs per thread times pack
+  int pack = 4;        // elements per 16-byte pack of the smallest dtype (at least 4)
   // Values of 1 or 2 bytes that depend on one 16-bit input and compute a
   // transcendental function, maximal such (an output, or used by an
   // operation that reads another input), and single sqrt, rsqrt or
