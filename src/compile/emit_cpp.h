@@ -93,17 +93,12 @@ struct CudaParams {
   // (keyed by that value): the contiguous kernel reads them
   // from tables of 65536 entries (parameters after NvRows, in this order)
   // that kernels `nuvec_table_<index>_<t>(const u16* patterns, W* table)`
-  // of the same program write (W the value's unsigned word). Empty for a
-  // region that is a whole table (table_candidate), with NUVEC_GPU_TABLES=0
-  // and in regions with more than 4 such values.
+  // of the same program write (W the value's unsigned word). Empty with
+  // NUVEC_GPU_TABLES=0 (read once; for measuring without them) and in
+  // regions with more than 4 such values.
   std::vector<GpuTable> tables;
 };
 CudaParams cuda_params(const EmitRegion& r);
-/// Whether the GPU may run the region as a table lookup
-/// (FusedGpuKernel::table_ok): one 16-bit input passed, one output of one
-/// or two bytes, a transcendental function computed (compute_bound), and
-/// NUVEC_GPU_TABLES not 0 (read once; for measuring without them).
-bool table_candidate(const EmitRegion& r, const CudaParams& c);
 
 /// What goes before the functor headers in a source NVRTC compiles.
 const char* cuda_prelude();

@@ -195,7 +195,7 @@ bool tables_enabled() {
 }
 
 // CudaParams::tables.
-std::vector<GpuTable> partial_tables(const EmitRegion& r, const CudaParams& c) {
+std::vector<GpuTable> table_values(const EmitRegion& r, const CudaParams& c) {
   const Fused& f = *r.fused;
   const int n_in = f.num_inputs();
   const auto& ops = f.ops();
@@ -298,15 +298,8 @@ CudaParams cuda_params(const EmitRegion& r) {
     return k >= 1 && k <= 4 ? k : 0;
   }();
   c.per_thread *= forced ? forced : compute_bound(r) || r.broadcast ? 2 : 1;
-  if (tables_enabled() && !table_candidate(r, c)) c.tables = partial_tables(r, c);
+  if (tables_enabled()) c.tables = table_values(r, c);
   return c;
-}
-
-bool table_candidate(const EmitRegion& r, const CudaParams& c) {
-  const auto& outs = r.fused->outputs();
-  if (!tables_enabled() || c.inputs.size() != 1 || outs.size() != 1) return false;
-  int out_size = value_dtype(r, outs[0]).size();
-  return r.input_dtypes[c.inputs[0]].size() == 2 && (out_size == 1 || out_size == 2) && compute_bound(r);
 }
 
 std::string emit_cuda_kernel(const EmitRegion& r, int index, CudaVariant v) {

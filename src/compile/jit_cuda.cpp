@@ -183,7 +183,6 @@ void prepare_gpu_kernels(const Graph& g) {
     CudaParams c = cuda_params(r);
     k->params = c.inputs;
     k->per_thread = c.per_thread;
-    k->table_ok = table_candidate(r, c);
     for (size_t t = 0; t < c.tables.size(); ++t)
       k->tables.push_back({"nuvec_table_" + std::to_string(i) + "_" + std::to_string(t),
                            value_dtype(r, c.tables[t].value).size()});

@@ -60,16 +60,9 @@ struct FusedGpuKernel {
   int per_thread = 4;
   std::vector<DType> input_dtypes;  // what the kernels were generated for
   std::vector<int> params;          // the inputs passed, in parameter order
-  mutable std::mutex mu;            // guards the looked-up functions and the table
+  mutable std::mutex mu;            // guards the looked-up functions and the tables
   mutable const void* contig_fn = nullptr;
   mutable const void* strided_fn = nullptr;
-  // A region of one 16-bit input and one output of at most 16 bits that
-  // computes a transcendental function may run as a lookup in a table of
-  // its value at each of the 65536 input bit patterns, which its own
-  // contiguous kernel writes on first use: the same bits, for the cost of a
-  // copy (src/backend/cuda/fused.cpp).
-  bool table_ok = false;
-  mutable std::shared_ptr<void> table;  // the device buffer, once built
   // Values of the region (one 16-bit input each, 1 or 2 bytes, a
   // transcendental function) the contiguous kernel reads from tables of
   // 65536 entries passed after its NvRows, which the kernels `builder` of

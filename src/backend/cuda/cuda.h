@@ -94,13 +94,9 @@ Array device_array(const Array& a, void* stream, Stream s);
 void launch_fused(const Fused& p, const std::vector<Array>& in, std::vector<Array>& out, void* stream,
                   Stream s);
 
-/// Lookup tables of fused regions (table.cu): `out` (65536 2-byte words)
-/// gets the 16-bit patterns in order; `n` outputs of `out_size` (1 or 2)
-/// bytes looked up by 16-bit inputs in a table of 65536 such entries
-/// (`in` and `out` 16-byte aligned).
+/// The 16-bit patterns in order, into `out` (65536 2-byte words): the
+/// inputs of the kernels that write fused regions' lookup tables (table.cu).
 void launch_all_patterns(void* out, void* stream);
-void launch_table_lookup(const void* in, void* out, const void* table, int out_size, long long n,
-                         void* stream);
 
 /// A fast::CudaKernel call (cuda_kernel.cpp): inputs are device-resident;
 /// temporaries (row-contiguous copies) come from stream `s`.

@@ -79,10 +79,6 @@ long long row_mode(const Array& x, const Shape& shape, int per_thread) {
   return len % per_thread == 0 && aligned() ? len : -1;
 }
 
-// A region with a table (FusedGpuKernel::table_ok) runs as a lookup when
-// its input is dense at the output's shape and the call has at least this
-// many elements; below, computing is as fast as staging the table.
-constexpr long long kTableMinElements = 1 << 18;
 constexpr long long kPatterns = 1 << 16;
 
 // A table of 65536 entries of `size` bytes that `fill(patterns, table)`
@@ -102,21 +98,9 @@ std::shared_ptr<void> make_table(int size, cudaStream_t cs, Stream s, const Fill
   return table;
 }
 
-// The whole region's table: its contiguous kernel run over the patterns.
-std::shared_ptr<void> build_table(const FusedGpuKernel& k, int out_size, cudaStream_t cs, Stream s) {
-  return make_table(out_size, cs, s, [&](const void* in, void* out) {
-    long long count = kPatterns;
-    long long rows[2] = {0, 0};  // NvRows of one dense input
-    void* args[] = {&in, &out, &count, rows};
-    long long per_block = static_cast<long long>(kThreads) * k.per_thread;
-    dim3 grid(static_cast<unsigned>((kPatterns + per_block - 1) / per_block));
-    check(cudaLaunchKernel(contig_function(k), grid, dim3(kThreads), args, 0, cs), "a generated kernel");
-  });
-}
-
 // The tables of values the contiguous kernel looks up (FusedGpuKernel::tables),
 // built on first use by their kernels.
-std::vector<std::shared_ptr<void>> partial_tables(const FusedGpuKernel& k, cudaStream_t cs, Stream s) {
+std::vector<std::shared_ptr<void>> built_tables(const FusedGpuKernel& k, cudaStream_t cs, Stream s) {
   {
     std::lock_guard<std::mutex> lock(k.mu);
     if (k.built.size() == k.tables.size()) return k.built;
@@ -135,34 +119,12 @@ std::vector<std::shared_ptr<void>> partial_tables(const FusedGpuKernel& k, cudaS
   return k.built;
 }
 
-bool looked_up(const FusedGpuKernel& k, const Array& x, Array& o, cudaStream_t cs, Stream s) {
-  const long long n = o.size();
-  if (!k.table_ok || n < kTableMinElements || row_mode(x, o.shape(), k.per_thread) != 0 ||
-      reinterpret_cast<uintptr_t>(o.desc()->data->ptr) % 16 != 0)
-    return false;
-  std::shared_ptr<void> table;
-  {
-    std::lock_guard<std::mutex> lock(k.mu);
-    table = k.table;
-  }
-  if (!table) {
-    table = build_table(k, o.itemsize(), cs, s);
-    std::lock_guard<std::mutex> lock(k.mu);
-    if (!k.table) k.table = table;  // another thread's build may have won
-    table = k.table;
-  }
-  launch_table_lookup(at(x), o.desc()->data->ptr, table.get(), o.itemsize(), n, cs);
-  nuvec::detail::table_runs().fetch_add(1, std::memory_order_relaxed);
-  return true;
-}
-
 bool generated(const FusedGpuKernel& k, const std::vector<Array>& in, std::vector<Array>& out,
                cudaStream_t cs, Stream s) {
   if (k.params.size() > kMaxInputs) return false;
   const Shape& shape = out[0].shape();
   const long long n = out[0].size();
   if (n == 0) return true;
-  if (k.table_ok && looked_up(k, in[k.params[0]], out[0], cs, s)) return true;
   std::vector<const void*> ptrs;
   std::vector<long long> rows;
   bool contig = true;
@@ -194,7 +156,7 @@ bool generated(const FusedGpuKernel& k, const std::vector<Array>& in, std::vecto
     args.push_back(rows.data());
     std::vector<const void*> tables;  // after NvRows, in order
     if (!k.tables.empty()) {
-      for (const auto& t : partial_tables(k, cs, s)) tables.push_back(t.get());
+      for (const auto& t : built_tables(k, cs, s)) tables.push_back(t.get());
       for (auto& t : tables) args.push_back(&t);
       nuvec::detail::table_runs().fetch_add(1, std::memory_order_relaxed);
     }
