@@ -52,38 +52,45 @@ __global__ void unary_kernel(const A* a, O* o, int64_t n, Layout l) {
     if (i < n) o[i] = F{}(a[at(l, 0, i)]);
 }
 
-// Dense operands: each thread takes kPerThread consecutive elements, loaded
-// and stored as one aligned vector (16 bytes for 4-byte types) when the
-// pointers allow it (the host checks; `vec` says so).
+// Dense operands: each thread takes N consecutive elements, loaded and
+// stored as aligned vectors when the pointers allow it (the host checks):
+// N fills 16 bytes of the wider of the input and output types, and is at
+// least 4 (16-bit types: 8, bytes and bool: 16; before, 4 for every type,
+// which left 16-bit types at 8-byte accesses).
 template <class T, int N>
 struct alignas(sizeof(T) * N) Pack {
   T v[N];
 };
 
-template <class F, class A, class O>
+template <class A, class O>
+inline constexpr int kDense = 16 / (sizeof(A) > sizeof(O) ? sizeof(A) : sizeof(O)) > 4
+                                  ? 16 / (sizeof(A) > sizeof(O) ? sizeof(A) : sizeof(O))
+                                  : 4;
+
+template <class F, class A, class O, int N = kDense<A, O>>
 __global__ void unary_dense_kernel(const A* a, O* o, int64_t n) {
-  int64_t i = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kPerThread;
-  if (i + kPerThread <= n) {
-    Pack<A, kPerThread> x = *reinterpret_cast<const Pack<A, kPerThread>*>(a + i);
-    Pack<O, kPerThread> y;
+  int64_t i = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * N;
+  if (i + N <= n) {
+    Pack<A, N> x = *reinterpret_cast<const Pack<A, N>*>(a + i);
+    Pack<O, N> y;
 #pragma unroll
-    for (int k = 0; k < kPerThread; ++k) y.v[k] = F{}(x.v[k]);
-    *reinterpret_cast<Pack<O, kPerThread>*>(o + i) = y;
+    for (int k = 0; k < N; ++k) y.v[k] = F{}(x.v[k]);
+    *reinterpret_cast<Pack<O, N>*>(o + i) = y;
   } else {
     for (; i < n; ++i) o[i] = F{}(a[i]);
   }
 }
 
-template <class F, class A, class O>
+template <class F, class A, class O, int N = kDense<A, O>>
 __global__ void binary_dense_kernel(const A* a, const A* b, O* o, int64_t n) {
-  int64_t i = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kPerThread;
-  if (i + kPerThread <= n) {
-    Pack<A, kPerThread> x = *reinterpret_cast<const Pack<A, kPerThread>*>(a + i);
-    Pack<A, kPerThread> y = *reinterpret_cast<const Pack<A, kPerThread>*>(b + i);
-    Pack<O, kPerThread> z;
+  int64_t i = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * N;
+  if (i + N <= n) {
+    Pack<A, N> x = *reinterpret_cast<const Pack<A, N>*>(a + i);
+    Pack<A, N> y = *reinterpret_cast<const Pack<A, N>*>(b + i);
+    Pack<O, N> z;
 #pragma unroll
-    for (int k = 0; k < kPerThread; ++k) z.v[k] = F{}(x.v[k], y.v[k]);
-    *reinterpret_cast<Pack<O, kPerThread>*>(o + i) = z;
+    for (int k = 0; k < N; ++k) z.v[k] = F{}(x.v[k], y.v[k]);
+    *reinterpret_cast<Pack<O, N>*>(o + i) = z;
   } else {
     for (; i < n; ++i) o[i] = F{}(a[i], b[i]);
   }
@@ -91,25 +98,26 @@ __global__ void binary_dense_kernel(const A* a, const A* b, O* o, int64_t n) {
 
 // One operand by value, the other dense; `same`: both operands are the
 // same dense array (x * x), loaded once.
-template <class F, class A, class O>
+template <class F, class A, class O, int N = kDense<A, O>>
 __global__ void binary_scalar_dense_kernel(const A* a, A v, bool scalar_left, bool same, O* o, int64_t n) {
-  int64_t i = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * kPerThread;
-  if (i + kPerThread <= n) {
-    Pack<A, kPerThread> x = *reinterpret_cast<const Pack<A, kPerThread>*>(a + i);
-    Pack<O, kPerThread> z;
+  int64_t i = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * N;
+  if (i + N <= n) {
+    Pack<A, N> x = *reinterpret_cast<const Pack<A, N>*>(a + i);
+    Pack<O, N> z;
 #pragma unroll
-    for (int k = 0; k < kPerThread; ++k)
+    for (int k = 0; k < N; ++k)
       z.v[k] = same ? F{}(x.v[k], x.v[k]) : scalar_left ? F{}(v, x.v[k]) : F{}(x.v[k], v);
-    *reinterpret_cast<Pack<O, kPerThread>*>(o + i) = z;
+    *reinterpret_cast<Pack<O, N>*>(o + i) = z;
   } else {
     for (; i < n; ++i) o[i] = same ? F{}(a[i], a[i]) : scalar_left ? F{}(v, a[i]) : F{}(a[i], v);
   }
 }
 
-// Whether every pointer is aligned for its Pack.
-template <class T>
+// Whether a dense kernel of A -> O may use pointer p (of type A or O):
+// aligned for its Pack of kDense<A, O>.
+template <class A, class O, class T>
 bool packable(const T* p) {
-  return reinterpret_cast<uintptr_t>(p) % (sizeof(T) * kPerThread) == 0;
+  return reinterpret_cast<uintptr_t>(p) % (sizeof(T) * kDense<A, O>) == 0;
 }
 
 // One operand by value (`scalar_left`: it is the left one).
@@ -164,9 +172,14 @@ inline Layout layout_of(const std::vector<const Array*>& inputs, const Shape& sh
   return l;
 }
 
-inline unsigned blocks_for(int64_t n) {
-  int64_t per_block = static_cast<int64_t>(kThreads) * kPerThread;
+inline unsigned blocks_for(int64_t n, int per_thread = kPerThread) {
+  int64_t per_block = static_cast<int64_t>(kThreads) * per_thread;
   return static_cast<unsigned>((n + per_block - 1) / per_block);
+}
+// The grid of a dense kernel of A -> O.
+template <class A, class O>
+unsigned dense_blocks(int64_t n) {
+  return blocks_for(n, kDense<A, O>);
 }
 
 template <class T>
@@ -199,8 +212,8 @@ void unary(const Array& in, Array& out, cudaStream_t s) {
     if constexpr (std::is_invocable_v<F, T>) {
       using O = std::decay_t<decltype(F{}(T{}))>;
       const T* src = dev<T>(in) + in.desc()->offset;
-      if (n > 0 && l.ndim == 0 && packable(src) && packable(dev_out<O>(out)))
-        unary_dense_kernel<F, T, O><<<blocks_for(n), kThreads, 0, s>>>(src, dev_out<O>(out), n);
+      if (n > 0 && l.ndim == 0 && packable<T, O>(src) && packable<T, O>(dev_out<O>(out)))
+        unary_dense_kernel<F, T, O><<<dense_blocks<T, O>(n), kThreads, 0, s>>>(src, dev_out<O>(out), n);
       else if (n > 0)
         unary_kernel<F, T, O><<<blocks_for(n), kThreads, 0, s>>>(dev<T>(in), dev_out<O>(out), n, l);
       check_launch(primitive_name(Id));
@@ -226,8 +239,9 @@ void binary(const Array& a, const Array& b, Array& out, cudaStream_t s) {
         T v = static_cast<const T*>(sc.desc()->data->ptr)[sc.desc()->offset];
         Layout la = layout_of({&arr}, out.shape());
         const T* pa = dev<T>(arr) + arr.desc()->offset;
-        if (n > 0 && la.ndim == 0 && packable(pa) && packable(dev_out<O>(out)))
-          binary_scalar_dense_kernel<F, T, O><<<blocks_for(n), kThreads, 0, s>>>(pa, v, left, false, dev_out<O>(out), n);
+        if (n > 0 && la.ndim == 0 && packable<T, O>(pa) && packable<T, O>(dev_out<O>(out)))
+          binary_scalar_dense_kernel<F, T, O>
+              <<<dense_blocks<T, O>(n), kThreads, 0, s>>>(pa, v, left, false, dev_out<O>(out), n);
         else if (n > 0)
           binary_scalar_kernel<F, T, O><<<blocks_for(n), kThreads, 0, s>>>(dev<T>(arr), v, left, dev_out<O>(out), n, la);
         check_launch(primitive_name(Id));
@@ -235,10 +249,12 @@ void binary(const Array& a, const Array& b, Array& out, cudaStream_t s) {
       }
       const T* pa = dev<T>(a) + a.desc()->offset;
       const T* pb = dev<T>(b) + b.desc()->offset;
-      if (n > 0 && l.ndim == 0 && pa == pb && packable(pa) && packable(dev_out<O>(out)))
-        binary_scalar_dense_kernel<F, T, O><<<blocks_for(n), kThreads, 0, s>>>(pa, T{}, false, true, dev_out<O>(out), n);
-      else if (n > 0 && l.ndim == 0 && packable(pa) && packable(pb) && packable(dev_out<O>(out)))
-        binary_dense_kernel<F, T, O><<<blocks_for(n), kThreads, 0, s>>>(pa, pb, dev_out<O>(out), n);
+      const bool dense_out = packable<T, O>(dev_out<O>(out));
+      if (n > 0 && l.ndim == 0 && pa == pb && packable<T, O>(pa) && dense_out)
+        binary_scalar_dense_kernel<F, T, O>
+            <<<dense_blocks<T, O>(n), kThreads, 0, s>>>(pa, T{}, false, true, dev_out<O>(out), n);
+      else if (n > 0 && l.ndim == 0 && packable<T, O>(pa) && packable<T, O>(pb) && dense_out)
+        binary_dense_kernel<F, T, O><<<dense_blocks<T, O>(n), kThreads, 0, s>>>(pa, pb, dev_out<O>(out), n);
       else if (n > 0)
         binary_kernel<F, T, O><<<blocks_for(n), kThreads, 0, s>>>(dev<T>(a), dev<T>(b), dev_out<O>(out), n, l);
       check_launch(primitive_name(Id));

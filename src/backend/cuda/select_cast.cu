@@ -26,8 +26,8 @@ void launch_cast(const Array& in, Array& out, void* stream) {
       using A = typename decltype(from)::type;
       using O = typename decltype(to)::type;
       const A* src = dev<A>(in) + in.desc()->offset;
-      if (n > 0 && l.ndim == 0 && packable(src) && packable(dev_out<O>(out)))
-        unary_dense_kernel<kernels::Cast<O>, A, O><<<blocks_for(n), kThreads, 0, s>>>(src, dev_out<O>(out), n);
+      if (n > 0 && l.ndim == 0 && packable<A, O>(src) && packable<A, O>(dev_out<O>(out)))
+        unary_dense_kernel<kernels::Cast<O>, A, O><<<dense_blocks<A, O>(n), kThreads, 0, s>>>(src, dev_out<O>(out), n);
       else if (n > 0)
         unary_kernel<kernels::Cast<O>, A, O><<<blocks_for(n), kThreads, 0, s>>>(dev<A>(in), dev_out<O>(out), n, l);
       check_launch("AsType");
