@@ -48,6 +48,47 @@ const DeviceState& device() {
   return d;
 }
 
+// Events are reused rather than created for each buffer and destroyed with
+// it (driver calls on every kernel). Handing one out again is safe: a
+// stream that waits on it keeps the recording it saw when the wait was
+// enqueued, and only a buffer's owner waits on it from the host.
+class EventPool {
+ public:
+  cudaEvent_t get() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!free_.empty()) {
+        cudaEvent_t e = free_.back();
+        free_.pop_back();
+        return e;
+      }
+    }
+    cudaEvent_t e = nullptr;
+    check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
+    return e;
+  }
+  void put(cudaEvent_t e) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (free_.size() < kKeep) {
+        free_.push_back(e);
+        return;
+      }
+    }
+    cudaEventDestroy(e);  // released once it completes
+  }
+
+ private:
+  static constexpr size_t kKeep = 4096;
+  std::mutex mu_;
+  std::vector<cudaEvent_t> free_;
+};
+
+EventPool& events() {
+  static EventPool* p = new EventPool();  // outlives every array
+  return *p;
+}
+
 // Caching allocator: freed blocks are kept by rounded size and reused (the
 // driver's allocations are slow and synchronize). Sizes round up to 512 B
 // below 1 MiB and to 2 MiB above.
@@ -69,7 +110,7 @@ class Allocator {
     void order_after_readers(cudaStream_t s) {
       for (auto& [rs, ev] : readers) {
         cudaStreamWaitEvent(s, ev, 0);
-        cudaEventDestroy(ev);  // released once it completes
+        events().put(ev);
       }
       readers.clear();
     }
@@ -114,7 +155,7 @@ class Allocator {
       auto* b = static_cast<Block*>(data.context);
       b->order_after_readers(b->stream);  // its next user runs on b->stream
       b->owner->free(data.ptr, b->size, b->stream);
-      if (b->ready) cudaEventDestroy(b->ready);  // released once it completes
+      if (b->ready) events().put(b->ready);
       delete b;
     };
     return d;
@@ -207,7 +248,7 @@ Allocator::Block& block_of(const Data& d) { return *static_cast<Allocator::Block
 // Marks `d` as written by the work enqueued so far on `s`.
 void record(const Data& d, cudaStream_t s) {
   auto& b = block_of(d);
-  if (!b.ready) check(cudaEventCreateWithFlags(&b.ready, cudaEventDisableTiming), "cudaEventCreate");
+  if (!b.ready) b.ready = events().get();
   b.stream = s;
   check(cudaEventRecord(b.ready, s), "cudaEventRecord");
 }
@@ -222,7 +263,7 @@ void note_reader(const Data& d, cudaStream_t s) {
   for (auto& [rs, e] : b.readers)
     if (rs == s) ev = e;
   if (!ev) {
-    check(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming), "cudaEventCreate");
+    ev = events().get();
     b.readers.emplace_back(s, ev);
   }
   check(cudaEventRecord(ev, s), "cudaEventRecord");
