@@ -13,22 +13,8 @@ import time
 import torch
 
 
-def ms(f, reps=21):
-    f()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times = []
-    for _ in range(reps):
-        start.record()
-        f()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end))
-    return sorted(times)[len(times) // 2]
-
-
-def ms_b2b(f, calls=20, reps=11):
-    """Per call, `calls` calls issued back to back between two events."""
+def ms(f, reps=21, calls=1):
+    """Median CUDA-event time per call of `calls` calls issued back to back."""
     f()
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -41,6 +27,11 @@ def ms_b2b(f, calls=20, reps=11):
         torch.cuda.synchronize()
         times.append(start.elapsed_time(end) / calls)
     return sorted(times)[len(times) // 2]
+
+
+def ms_b2b(f):
+    """Per call, 20 calls issued back to back between two events."""
+    return ms(f, reps=11, calls=20)
 
 
 def main():
