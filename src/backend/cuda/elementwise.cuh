@@ -63,9 +63,9 @@ struct alignas(sizeof(T) * N) Pack {
 };
 
 template <class A, class O>
-inline constexpr int kDense = 16 / (sizeof(A) > sizeof(O) ? sizeof(A) : sizeof(O)) > 4
-                                  ? 16 / (sizeof(A) > sizeof(O) ? sizeof(A) : sizeof(O))
-                                  : 4;
+inline constexpr int kWider = static_cast<int>(sizeof(A) > sizeof(O) ? sizeof(A) : sizeof(O));
+template <class A, class O>
+inline constexpr int kDense = 16 / kWider<A, O> > 4 ? 16 / kWider<A, O> : 4;
 
 template <class F, class A, class O, int N = kDense<A, O>>
 __global__ void unary_dense_kernel(const A* a, O* o, int64_t n) {
