@@ -15,7 +15,7 @@ namespace nuvec::kernels {
 
 // 16-bit float + - * in one 16-bit instruction on GPUs that have them for
 // both types (half.h); elsewhere computed in float32 and rounded.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#ifdef NUVEC_GPU_HALF_INSTRUCTIONS
 #define NUVEC_GPU_HALF_ARITH true
 #define NUVEC_GPU_HALF_CALL(T, op, x, y)                                 \
   T::from_bits(same_v<T, bfloat16_t> ? gpu_bfloat_##op(x.bits, y.bits) \
@@ -51,7 +51,7 @@ NUVEC_WRAPPING_BINARY(Multiply, *, mul)
 #undef NUVEC_GPU_HALF_CALL
 #undef NUVEC_GPU_HALF_ARITH
 
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#ifdef NUVEC_GPU_HALF_INSTRUCTIONS
 /// bfloat16(x / y) by an approximate reciprocal where that gives the same
 /// bits as the IEEE division: the exact quotient of two bfloat16 values is
 /// never a midpoint of the bfloat16 grid and lies at least 2^-17 of itself
@@ -75,7 +75,7 @@ struct Divide {
   template <class T>
     requires(is_float_v<T> || is_complex_v<T>)
   NUVEC_KERNEL_INLINE T operator()(T x, T y) const {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#ifdef NUVEC_GPU_HALF_INSTRUCTIONS
     if constexpr (same_v<T, bfloat16_t>) return gpu_bfloat_div(x, y);
 #endif
     using C = compute_t<T>;

@@ -36,6 +36,10 @@ __device__ __forceinline__ u16 gpu_bfloat_bits(float f) {
     asm(#ptx ".rn.bf16 %0, %1, %2;" : "=h"(d) : "h"(a), "h"(b));              \
     return d;                                                                 \
   }
+// Where those instructions exist for both types (the functors use them).
+#if __CUDA_ARCH__ >= 900
+#define NUVEC_GPU_HALF_INSTRUCTIONS 1
+#endif
 NUVEC_GPU_HALF_OP(add, add)
 NUVEC_GPU_HALF_OP(sub, sub)
 NUVEC_GPU_HALF_OP(mul, mul)
