@@ -6,6 +6,7 @@
 // run; then the host time of a compiled call on 16 elements and the first
 // call of a compiled function with an empty and a warm disk cache.
 // tools/peer_gpu_bench.py measures PyTorch and JAX on the same functions.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -50,7 +51,7 @@ void first_calls() {
   std::filesystem::remove_all(dir);
 }
 
-void standard_set(DType dt, long long n) {
+void standard_set(DType dt, long long n, const std::string& only) {
   Array src = ops::astype(ops::copy(random::uniform(0.1f, 2.0f, {static_cast<int>(n)}, float32, random::key(9)),
                                     Device::gpu), dt, Device::gpu);
   src.eval();
@@ -71,6 +72,7 @@ void standard_set(DType dt, long long n) {
   std::printf("|------------------------------------|-----------|-----------|-----------|---------|-----------|"
               "-----------|\n");
   for (const auto& c : bench::standard_set()) {
+    if (std::string(c.name).find(only) == std::string::npos) continue;
     // The broadcast case at 2^26: [8192, 8192] with rows of 8192.
     Shape shape = c.shape.empty() ? Shape{static_cast<int>(n)} : Shape{8192, 8192};
     Shape side = c.side.empty() ? shape : Shape{8192};
@@ -123,8 +125,11 @@ void standard_set(DType dt, long long n) {
   }
 }
 
-// Host time per call on 16 elements: waiting for each result, and issuing
-// calls back to back (one wait at the end).
+// Host time per call on 16 elements: waiting for each result; issuing
+// calls back to back with async_eval (one wait at the end), and how long
+// the issuing loop itself took (the rest is the background worker's
+// launches and the GPU); building every call first and evaluating them all
+// with one eval (this thread launches them: no hand-off).
 void replay() {
   Array x = ops::copy(random::normal({16}, random::key(3)), Device::gpu);
   x.eval();
@@ -135,8 +140,9 @@ void replay() {
     return Arrays{ops::sigmoid(t * 3.0f - 1.0f)};
   };
   std::printf("\nhost time per call on 16 elements (us):\n");
-  std::printf("| %-28s | %12s | %12s |\n", "function", "eval each", "back to back");
-  std::printf("|------------------------------|--------------|--------------|\n");
+  std::printf("| %-28s | %10s | %12s | %10s | %10s |\n", "function", "eval each", "back to back", "(issuing)",
+              "one eval");
+  std::printf("|------------------------------|------------|--------------|------------|------------|\n");
   const int calls = 2000;
   for (auto [name, fn] : {std::pair<const char*, Fn>{"x*x+1 eager", f}, {"x*x+1 compiled", compile_flat(f)},
                           {"10-op eager", ten}, {"10-op compiled", compile_flat(ten)}}) {
@@ -145,15 +151,25 @@ void replay() {
       double each = bench::median_ms(5, [&] {
         for (int i = 0; i < calls; ++i) g(Arrays{x})[0].eval();
       }) * 1e3 / calls;
+      std::vector<double> issuing;
       double b2b = bench::median_ms(5, [&] {
         Arrays all;  // every result evaluated at the end (see standard_set)
+        auto t0 = std::chrono::steady_clock::now();
         for (int i = 0; i < calls; ++i) {
           all.push_back(g(Arrays{x})[0]);
           async_eval({all.back()});
         }
+        issuing.push_back(ms_since(t0));
         nuvec::eval(all);
       }) * 1e3 / calls;
-      std::printf("| %-28s | %12.2f | %12.2f |\n", name, each, b2b);
+      std::sort(issuing.begin(), issuing.end());
+      double one = bench::median_ms(5, [&] {
+        Arrays all;
+        for (int i = 0; i < calls; ++i) all.push_back(g(Arrays{x})[0]);
+        nuvec::eval(all);
+      }) * 1e3 / calls;
+      std::printf("| %-28s | %10.2f | %12.2f | %10.2f | %10.2f |\n", name, each, b2b,
+                  issuing[issuing.size() / 2] * 1e3 / calls, one);
     });
   }
 }
@@ -162,15 +178,24 @@ void replay() {
 
 // `gpu_compile_bench first` measures the first calls only (run it in a
 // few fresh processes: the first in a machine's life also reads NVRTC's
-// libraries from disk).
+// libraries from disk); `gpu_compile_bench replay` the 16-element calls
+// only; `gpu_compile_bench set NAME [DTYPE]` the functions of the
+// standard set whose names contain NAME (for a profiler).
 int main(int argc, char** argv) {
   if (!is_available(Device::gpu)) {
     std::printf("no GPU: nothing to measure\n");
     return 0;
   }
   jit::set_mode(jit::Mode::sync);
-  first_calls();
-  if (argc > 1 && std::string(argv[1]) == "first") return 0;
-  for (DType dt : {float32, bfloat16}) standard_set(dt, 1 << 26);
-  replay();
+  std::string mode = argc > 1 ? argv[1] : "";
+  if (mode == "replay") {
+    replay();
+    return 0;
+  }
+  if (mode != "set") first_calls();
+  if (mode == "first") return 0;
+  std::string only = mode == "set" && argc > 2 ? argv[2] : "";
+  for (DType dt : {float32, bfloat16})
+    if (mode != "set" || argc < 4 || dtype_name(dt) == argv[3]) standard_set(dt, 1 << 26, only);
+  if (mode != "set") replay();
 }
