@@ -67,10 +67,7 @@ void launch_cuda_kernel(const CudaKernel& k, const std::vector<Array>& given,
                     " was not compiled: no GPU when it was called");
   const void* fn = module_kernel(*k.module(), p.function);
   if (p.shared_memory > 48 * 1024)  // above the default limit: an opt-in
-    check(cudaKernelSetAttributeForDevice(
-              static_cast<cudaKernel_t>(const_cast<void*>(fn)),
-              cudaFuncAttributeMaxDynamicSharedMemorySize, p.shared_memory, 0),
-          (cuda_kernel_label(p.name) + ": shared_memory").c_str());
+    allow_shared_memory(fn, p.shared_memory, (cuda_kernel_label(p.name) + ": shared_memory").c_str());
   if (p.init_value)
     for (auto& o : out)
       data::fill_elements(o.desc()->data->ptr,
@@ -108,9 +105,8 @@ void launch_cuda_kernel(const CudaKernel& k, const std::vector<Array>& given,
   const auto& t = p.threadgroup;
   if (g[0] == 0 || g[1] == 0 || g[2] == 0) return;
   dim3 grid(blocks(g[0], t[0]), blocks(g[1], t[1]), blocks(g[2], t[2]));
-  check(cudaLaunchKernel(fn, grid, dim3(t[0], t[1], t[2]), args.data(),
-                         static_cast<size_t>(p.shared_memory), cs),
-        (cuda_kernel_label(p.name) + ": launch").c_str());
+  launch_module_kernel(fn, grid, dim3(t[0], t[1], t[2]), args.data(), static_cast<size_t>(p.shared_memory), cs,
+                       (cuda_kernel_label(p.name) + ": launch").c_str());
 }
 
 }  // namespace nuvec::cuda

@@ -7,6 +7,7 @@
 // eager kernel on temporaries: the same bits, more memory traffic.
 #include <cuda_runtime.h>
 
+#include <cstdlib>
 #include <cstring>
 
 #include "backend/cpu/loops.h"
@@ -19,9 +20,27 @@ namespace nuvec::cuda {
 
 namespace {
 
-constexpr int kThreads = 256;
+constexpr int kThreads = 256;  // the strided and table kernels
 constexpr int kMaxDims = 8;
 constexpr size_t kMaxInputs = 16;  // the strided layout's collapse
+
+// Threads per block of the contiguous kernel: 128. Measured on the H200
+// (2^26 elements, back to back, two runs each, ms, 256 / 128 threads):
+// bfloat16 Adam 0.247-0.254 / 0.240-0.243, scale-bias-relu 0.074-0.075 /
+// 0.072-0.073, the sin/cos chain 0.072 / 0.070, GELU 0.071-0.072 /
+// 0.070-0.071; float32 GELU (tanh) 0.135 / 0.132-0.134, scale-bias-relu
+// 0.135 / 0.133; x*x+1, SwiGLU and float32 Adam level. 64 threads were
+// level with 128 where a thread takes two packs and 20-25% slower on
+// x*x+1 (one pack: too little work per block). NUVEC_GPU_BLOCK=64, 128
+// or 256 forces one, for tuning; read once (the kernels allow 256).
+int contig_threads() {
+  static const int threads = [] {
+    const char* e = std::getenv("NUVEC_GPU_BLOCK");
+    int t = e ? std::atoi(e) : 0;
+    return t == 64 || t == 256 ? t : 128;
+  }();
+  return threads;
+}
 
 // The region's kernels, looked up once (the strided one built on first
 // need; null when its build failed).
@@ -110,8 +129,7 @@ std::vector<std::shared_ptr<void>> built_tables(const FusedGpuKernel& k, cudaStr
     const void* fn = module_kernel(*k.module, t.builder);
     built.push_back(make_table(t.value_size, cs, s, [&](const void* in, void* out) {
       void* args[] = {&in, &out};
-      check(cudaLaunchKernel(fn, dim3(kPatterns / kThreads), dim3(kThreads), args, 0, cs),
-            "a table's kernel");
+      launch_module_kernel(fn, dim3(kPatterns / kThreads), dim3(kThreads), args, 0, cs, "a table's kernel");
     }));
   }
   std::lock_guard<std::mutex> lock(k.mu);
@@ -160,9 +178,10 @@ bool generated(const FusedGpuKernel& k, const std::vector<Array>& in, std::vecto
       for (auto& t : tables) args.push_back(&t);
       nuvec::detail::table_runs().fetch_add(1, std::memory_order_relaxed);
     }
-    long long per_block = static_cast<long long>(kThreads) * k.per_thread;
+    const int threads = contig_threads();
+    long long per_block = static_cast<long long>(threads) * k.per_thread;
     dim3 grid(static_cast<unsigned>((n + per_block - 1) / per_block));
-    check(cudaLaunchKernel(contig_function(k), grid, dim3(kThreads), args.data(), 0, cs), "a generated kernel");
+    launch_module_kernel(contig_function(k), grid, dim3(threads), args.data(), 0, cs, "a generated kernel");
     return true;
   }
   const void* strided_fn = strided_function(k);
@@ -184,7 +203,7 @@ bool generated(const FusedGpuKernel& k, const std::vector<Array>& in, std::vecto
   args.push_back(layout.data());
   long long per_block = static_cast<long long>(kThreads) * 4;
   dim3 grid(static_cast<unsigned>((n + per_block - 1) / per_block));
-  check(cudaLaunchKernel(strided_fn, grid, dim3(kThreads), args.data(), 0, cs), "a generated kernel");
+  launch_module_kernel(strided_fn, grid, dim3(kThreads), args.data(), 0, cs, "a generated kernel");
   return true;
 }
 
