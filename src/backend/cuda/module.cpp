@@ -16,12 +16,11 @@ struct Library {
   }
 };
 
-// The driver's cuKernelGetFunction and cuLaunchKernel, reached through the
-// runtime (no link to libcuda, absent on machines without a GPU). A launch
-// of a CUfunction costs less host time than cudaLaunchKernel of the
-// library's kernel (H200 machine, 4000 tiny kernels back to back: 3.8 us
-// against 4.1 us per launch). Both null where the driver does not offer
-// them: then the runtime launches.
+// The driver's entry points for launching, reached through the runtime
+// (no link to libcuda, absent on machines without a GPU). Host time per
+// launch as cudaLaunchKernel's within noise (tools/gpu_launch_probe.cu:
+// 3.8 against 4.1 us in one run, 3.53 against 3.48 in another). All null
+// where the driver does not offer them: then the runtime launches.
 struct Driver {
   CUresult (*get_function)(CUfunction*, CUkernel) = nullptr;
   CUresult (*set_attribute)(CUfunction, CUfunction_attribute, int) = nullptr;
