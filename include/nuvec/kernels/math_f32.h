@@ -436,22 +436,28 @@ NUVEC_KERNEL_INLINE float div_pair(float nh, float nl, float dh, float dl) {
 
 
 // Float Cody-Waite reduction for |x| < 2^18 only (sin_small, cos_small):
-// r = |x| - n pi/2 as a float pair rh + rl (|r| <= 0.8) and n mod 4;
-// products by pi/2's parts are exact (fma, split). Any other x gives some
-// values without undefined behaviour (float arithmetic and bit casts only).
+// r = |x| - n pi/2 as a float pair rh + rl (|r| <= 0.8) and n mod 4, with
+// pi/2 = P1 + P2 + P3 + O(2^-76). Every step but one is exact:
+// - r1 = |x| - n P1 (fma): a multiple of 2^-24 below 1 in magnitude
+//   (n >= 1 needs |x| >= pi/4, whose ulp is at least 2^-24).
+// - n P2 = th + tl: th is n P2 rounded to a multiple of 2^-24 (adding and
+//   subtracting 0.75, whose ulp is 2^-24, |n P2| < 2^-7), tl the rest
+//   (fma: n P2 is a multiple of 2^-48 within 2^-25 of th).
+// - h = r1 - th: both multiples of 2^-24, |h| < 1.
+// - l = -(tl + n P3), rounded once (|l| < 2^-24.8, error below 2^-50).
+// - (h, l) normalized by Fast2Sum (h is 0 or at least 2^-24 > |l|).
+// Any other x gives some values without undefined behaviour (float
+// arithmetic and bit casts only).
 NUVEC_KERNEL_INLINE void reduce_trig_small(float ax, float* rh, float* rl,
                                            u32* q) {
   float k = __builtin_fmaf(ax, 0x1.45f306p-1f, 0x1.8p23f);
   float n = k - 0x1.8p23f;
   *q = bit_cast<u32>(k) & 3u;
-  // pi/2 = P1 + P2 + P3 + O(2^-76).
-  float r1 = __builtin_fmaf(-n, 0x1.921fb6p+0f, ax);  // exact
-  float ph = n * -0x1.777a5cp-25f;
-  float pl = __builtin_fmaf(n, -0x1.777a5cp-25f, -ph);
-  float h = r1 - ph;  // 2Sum
-  float bb = h - r1;
-  float e1 = (r1 - (h - bb)) + (-ph - bb);
-  float l = __builtin_fmaf(-n, -0x1.ee59dap-50f, e1 - pl);
+  float r1 = __builtin_fmaf(-n, 0x1.921fb6p+0f, ax);
+  float th = __builtin_fmaf(n, -0x1.777a5cp-25f, 0.75f) - 0.75f;
+  float tl = __builtin_fmaf(n, -0x1.777a5cp-25f, -th);
+  float h = r1 - th;
+  float l = __builtin_fmaf(-n, -0x1.ee59dap-50f, -tl);
   float hs = h + l;
   *rh = hs;
   *rl = l - (hs - h);
