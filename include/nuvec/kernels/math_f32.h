@@ -469,7 +469,9 @@ NUVEC_KERNEL_INLINE float sin_f(float rh, float rl) {
   float p = hornerf(s2, 0x1.7705acp-19f, -0x1.a045a2p-13f, 0x1.111162p-7f,
                     -0x1.555556p-3f);
   // rl cos(rh) ~ rl (1 - rh^2 / 2).
-  return rh + __builtin_fmaf(rh * s2, p, __builtin_fmaf(-0.5f * s2, rl, rl));
+  // (0.5 s2 times -rl: one product with cos_f's 0.5 hh where both are
+  // inlined; the same value as -0.5 s2 times rl.)
+  return rh + __builtin_fmaf(rh * s2, p, __builtin_fmaf(0.5f * s2, -rl, rl));
 }
 NUVEC_KERNEL_INLINE float cos_f(float rh, float rl) {
   float hh = rh * rh;
@@ -491,9 +493,11 @@ NUVEC_KERNEL_INLINE float exp(float x) {
   i32 n;
   float r, lo;
   detail::exp_core(x, &n, &r, &lo);
-  float p = 1.0f + (r + lo);
-  // Two exact scalings, the second rounds subnormal results once.
-  return (p * detail::pow2f(n >> 1)) * detail::pow2f(n - (n >> 1));
+  // Two exact scalings, the second rounds subnormal results once; the
+  // first as s1 (1 + t) rounded once, which is s1 times 1 + t rounded
+  // (s1 = 2^(n >> 1) is a normal power of two, the product normal).
+  float s1 = detail::pow2f(n >> 1);
+  return __builtin_fmaf(s1, r + lo, s1) * detail::pow2f(n - (n >> 1));
 }
 
 /// 2^x.
@@ -510,8 +514,8 @@ NUVEC_KERNEL_INLINE float exp2(float x) {
   i32 n0;
   float r, lo;
   detail::exp_core(th, &n0, &r, &lo);  // n0 = 0 since |th| < 0.3466
-  float p = 1.0f + (r + __builtin_fmaf(tl, r, lo + tl));
-  return (p * detail::pow2f(n >> 1)) * detail::pow2f(n - (n >> 1));
+  float s1 = detail::pow2f(n >> 1);  // as in exp
+  return __builtin_fmaf(s1, r + __builtin_fmaf(tl, r, lo + tl), s1) * detail::pow2f(n - (n >> 1));
 }
 
 /// e^x - 1, accurate near 0; expm1(-0) = -0.

@@ -77,7 +77,7 @@ NUVEC_KERNEL_INLINE float sigmoid(float x) {
   float v = detail::div_pair(detail::self(neg, eh, 1.0f),
                              detail::self(neg, el, 0.0f), dh, dl);
   // x < -80: sigmoid(x) = e^x (1 - e^x) rounds like e^x, maybe subnormal.
-  float tail = ((1.0f + (r + lo)) * s1) * s2;
+  float tail = __builtin_fmaf(s1, r + lo, s1) * s2;  // as in exp
   return detail::self(x < -80.0f, tail, v);
 }
 
