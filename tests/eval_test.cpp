@@ -74,6 +74,26 @@ TEST(Eval, AsyncEvalThenRead) {
   EXPECT_EQ(y.item<int>(), 332833500);
 }
 
+// eval on another thread first waits for the jobs async_eval submitted
+// before it (one thread at a time enqueues work): after eval of an
+// unrelated array, every earlier async result has run; a job's values are
+// right.
+TEST(Eval, EvalWaitsForEarlierAsyncJobs) {
+  std::vector<Array> queued;
+  for (int i = 0; i < 200; ++i) {
+    Array x = ops::arange(100) + i;
+    queued.push_back(ops::cumsum(x * x, 0).sum());
+    async_eval({queued.back()});
+  }
+  Array other = array({2.0f}) * 3.0f;
+  other.eval();
+  for (const auto& q : queued) EXPECT_TRUE(q.is_available());
+  // The sum of the prefix sums of (j + 199)^2, j < 100, in int64.
+  int64_t want = 0, prefix = 0;
+  for (int64_t j = 0; j < 100; ++j) want += prefix += (j + 199) * (j + 199);
+  EXPECT_EQ(queued.back().item<int>(), want);
+}
+
 namespace {
 // The same graph each time: a shared part and one branch per thread.
 std::vector<Array> shared_graph(int branches) {

@@ -158,7 +158,10 @@ void run_node(const NodePtr& n) {
   n->state.notify_all();
 }
 
+void wait_for_async_submissions();
+
 void eval_impl(const std::vector<Array>& arrays, bool throw_errors) {
+  if (throw_errors) wait_for_async_submissions();
   std::vector<NodePtr> roots;
   for (const auto& a : arrays) {
     if (a.is_failed()) {
@@ -191,7 +194,12 @@ void eval_impl(const std::vector<Array>& arrays, bool throw_errors) {
   }
 }
 
-// One background worker for async_eval, started on first use.
+// One background worker for async_eval, started on first use. eval() on
+// another thread first waits until the worker has run every job submitted
+// before it (drain), so that one thread at a time enqueues GPU work: two
+// threads launching at once (the worker on the first calls, eval on the
+// last) made each launch and event record about twice as slow on the H200
+// (host time measured inside the backend, 2000 16-element calls).
 class AsyncWorker {
  public:
   void submit(std::vector<Array> arrays) {
@@ -199,8 +207,18 @@ class AsyncWorker {
       std::lock_guard<std::mutex> lock(mu_);
       if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
       queue_.push_back(std::move(arrays));
+      ++submitted_;
     }
     cv_.notify_one();
+  }
+  void drain() {
+    if (in_worker()) return;  // a job's own eval: nothing else to wait for
+    std::unique_lock<std::mutex> lock(mu_);
+    const uint64_t upto = submitted_;  // later submissions are not waited for
+    if (finished_ >= upto) return;
+    ++waiting_;
+    idle_.wait(lock, [&] { return finished_ >= upto; });
+    --waiting_;
   }
   ~AsyncWorker() {
     {
@@ -212,7 +230,12 @@ class AsyncWorker {
   }
 
  private:
+  static bool& in_worker() {
+    thread_local bool flag = false;
+    return flag;
+  }
   void loop() {
+    in_worker() = true;
     for (;;) {
       std::vector<Array> job;
       {
@@ -223,23 +246,37 @@ class AsyncWorker {
         queue_.pop_front();
       }
       eval_impl(job, false);  // errors stay on the nodes for readers
+      job.clear();
+      bool wake;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        ++finished_;
+        wake = waiting_ > 0;
+      }
+      if (wake) idle_.notify_all();
     }
   }
   std::mutex mu_;
-  std::condition_variable cv_;
+  std::condition_variable cv_, idle_;
   std::deque<std::vector<Array>> queue_;
+  uint64_t submitted_ = 0, finished_ = 0;  // jobs, in submission order
+  int waiting_ = 0;                         // threads in drain()
   bool stop_ = false;
   std::thread thread_;
 };
+
+AsyncWorker& async_worker() {
+  static AsyncWorker worker;
+  return worker;
+}
+
+void wait_for_async_submissions() { async_worker().drain(); }
 
 }  // namespace
 
 void eval(const std::vector<Array>& arrays) { eval_impl(arrays, true); }
 
-void async_eval(const std::vector<Array>& arrays) {
-  static AsyncWorker worker;
-  worker.submit(arrays);
-}
+void async_eval(const std::vector<Array>& arrays) { async_worker().submit(arrays); }
 
 const Array& Array::eval() const {
   eval_impl({*this}, true);
