@@ -63,11 +63,11 @@ void bind_context() {
 
 // Throws Error(backend) "what: <the driver's name of r>" unless r is
 // CUDA_SUCCESS.
-void check_driver(CUresult r, const std::string& what) {
+void check_driver(CUresult r, const char* what) {
   if (r == CUDA_SUCCESS) return;
   const char* name = nullptr;
   if (driver().error_name(r, &name) != CUDA_SUCCESS || !name) name = "an unknown CUDA driver error";
-  throw Error(ErrorKind::backend, what + ": " + name);
+  throw Error(ErrorKind::backend, std::string(what) + ": " + name);
 }
 
 }  // namespace
@@ -97,7 +97,7 @@ const void* module_kernel(const GpuModule& m, const std::string& name) {
   if (driver().launch) {
     CUfunction f = nullptr;
     bind_context();
-    check_driver(driver().get_function(&f, reinterpret_cast<CUkernel>(k)), "the kernel " + name);
+    check_driver(driver().get_function(&f, reinterpret_cast<CUkernel>(k)), ("the kernel " + name).c_str());
     fn = reinterpret_cast<const void*>(f);
   }
   m.kernels.emplace_back(name, fn);
