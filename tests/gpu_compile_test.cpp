@@ -161,8 +161,49 @@ TEST(GpuCompile, FastDivisionEqualsDivision) {
   EXPECT_EQ(bad, 0);
 }
 
+// float32 division in the contiguous kernel's packs: Small<Divide>'s steps
+// where both operands are in [2^-60, 2^60) in magnitude, `x / y` for a pack
+// with any other operand. Compiled equals eager bit for bit over operands
+// of random signs, significands and exponents from 2^-75 to 2^75 (inside,
+// outside and at the bounds of the fast range), with zeros, subnormals,
+// infinities and NaNs sprinkled so that most packs stay fast; the quotient
+// of normal operands inside the range is never subnormal or infinite.
+TEST(GpuCompile, PackDivisionEqualsDivision) {
+  auto f = [](const Arrays& a) { return Arrays{a[0] / a[1], (a[0] + 1.0f) / (a[1] * a[1])}; };
+  Array probe = ops::zeros({4}, float32);
+  auto g = compiler::trace({probe, probe}, false, [&](const Arrays& ph) { return f(ph); });
+  int regions = 0;
+  std::string program = emitted_program(g, compiler::CudaVariant::contig, regions);
+  EXPECT_NE(program.find("Small<Divide>{}("), std::string::npos) << program;
+  if (built_with_cuda()) {
+    std::string binary;
+    EXPECT_EQ(backend::gpu_compile(compiler::cuda_program(program), "sm_90", binary), "");
+  }
+  NUVEC_GPU_REQUIRED();
+  std::mt19937 rng(11);
+  const size_t n = 1 << 20;
+  std::vector<float> x(n), y(n);
+  auto draw = [&] {
+    float m = std::ldexp(1.0f + static_cast<float>(rng() & 0x7fffff) * 0x1.0p-23f, static_cast<int>(rng() % 151) - 75);
+    return rng() & 1 ? -m : m;
+  };
+  for (size_t i = 0; i < n; ++i) x[i] = draw(), y[i] = draw();
+  const float inf = std::numeric_limits<float>::infinity();
+  const float special[] = {0.0f, -0.0f, 1e-40f, -0x1.0p-149f, inf, -inf, std::numeric_limits<float>::quiet_NaN(),
+                           0x1.0p60f, -0x1.fffffep59f, 0x1.0p-60f, -0x1.fffffep-61f, 0x1.fffffep127f};
+  for (size_t k = 0; k < sizeof special / sizeof special[0]; ++k)
+    for (size_t i = k * 4099; i < n; i += 65537) (i % 2 ? x : y)[i] = special[(k + i) % 12];
+  Array a = array<float>(x, {1024, 1024}), b = array<float>(y, {1024, 1024});
+  with_stream(Device::gpu, [&] {
+    auto eager = f(Arrays{a, b});
+    std::string why;
+    EXPECT_TRUE(same_bits(eager, compile_flat(f)(Arrays{a, b}), why)) << why;
+  });
+}
+
 // sin and cos of one value share one argument reduction in the generated
-// kernel (kernels::SinCos): compiled equals eager bit for bit for small,
+// kernel (kernels::SinCos), small arguments first through the float
+// reduction alone: compiled equals eager bit for bit for small,
 // wide (past 2^18, the double reduction) and special arguments, in
 // float32 and the 16-bit floats, contiguous and strided; the source has
 // the pairing.
@@ -179,6 +220,10 @@ TEST(GpuCompile, SinAndCosOfOneValueShareTheReduction) {
   size_t pairs = 0;
   for (size_t at = program.find("SinCos{}"); at != std::string::npos; at = program.find("SinCos{}", at + 1)) ++pairs;
   EXPECT_GE(pairs, 2u) << program;
+  // A thread's packs go through the float reduction alone first
+  // (Small<SinCos>), then the general SinCos when one argument was outside.
+  EXPECT_NE(program.find("Small<SinCos>{}("), std::string::npos) << program;
+  EXPECT_NE(program.find("if (outside)"), std::string::npos) << program;
   if (built_with_cuda()) {  // NVRTC compiles it (no GPU needed)
     std::string binary;
     EXPECT_EQ(backend::gpu_compile(compiler::cuda_program(program), "sm_90", binary), "");

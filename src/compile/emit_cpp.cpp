@@ -67,8 +67,13 @@ std::string call(const FusedOp& op, bool small) {
 }
 
 // Whether op's functor has a fast variant for small arguments of its
-// argument's dtype (kernels::Small), from the registry and the functors.
-bool has_small(const EmitRegion& r, const FusedOp& op) {
+// argument's dtype (kernels::Small), from the registry and the functors;
+// with `gpu` also float32 division (Small<Divide>: only the GPU computes
+// it differently).
+bool has_small(const EmitRegion& r, const FusedOp& op, bool gpu = false) {
+  if (gpu && op.primitive->id() == PrimitiveId::Divide && op.dtype == float32 &&
+      value_dtype(r, op.args[0]) == float32 && value_dtype(r, op.args[1]) == float32)
+    return true;
   if (op.args.size() != 1) return false;
   PrimitiveId id = op.primitive->id();
   return dispatch_dtype(value_dtype(r, op.args[0]), [&](auto tag) {
@@ -109,7 +114,7 @@ std::vector<int> trig_partners(const EmitRegion& r) {
 void op_range(std::ostream& os, const EmitRegion& r, const char* indent, bool small, size_t first,
               size_t last, bool pair_trig = false, OpChoice choice = {}) {
   const int n_in = r.fused->num_inputs();
-  std::vector<int> partner = pair_trig && !small ? trig_partners(r) : std::vector<int>();
+  std::vector<int> partner = pair_trig ? trig_partners(r) : std::vector<int>();
   for (size_t j = first; j < last; ++j) {
     int v = n_in + static_cast<int>(j);
     const FusedOp& op = r.fused->ops()[j];
@@ -118,15 +123,21 @@ void op_range(std::ostream& os, const EmitRegion& r, const char* indent, bool sm
       os << indent << "const " << cpp_type(op.dtype) << " v" << v << " = " << (*choice.lookup)[v] << ";\n";
       continue;
     }
-    bool fast = small && has_small(r, op);
-    if (fast)
-      os << indent << "outside |= " << functor(op, true) << "::outside(v" << op.args[0] << ");\n";
+    bool fast = small && has_small(r, op, choice.gpu);
     if (!partner.empty() && partner[j] >= 0) {
       int first_of = std::min(static_cast<int>(j), partner[j]) + n_in;
-      if (first_of == v) os << indent << "const auto sc" << v << " = SinCos{}(v" << op.args[0] << ");\n";
+      const char* sincos = fast ? "Small<SinCos>" : "SinCos";
+      if (first_of == v && fast)
+        os << indent << "outside |= " << sincos << "::outside(v" << op.args[0] << ");\n";
+      if (first_of == v) os << indent << "const auto sc" << v << " = " << sincos << "{}(v" << op.args[0] << ");\n";
       os << indent << "const auto v" << v << " = sc" << first_of
          << (op.primitive->id() == PrimitiveId::Sin ? ".sin" : ".cos") << ";\n";
     } else {
+      if (fast) {
+        os << indent << "outside |= " << functor(op, true) << "::outside(";
+        for (size_t a = 0; a < op.args.size(); ++a) os << (a ? ", v" : "v") << op.args[a];
+        os << ");\n";
+      }
       os << indent << "const auto v" << v << " = " << call(op, fast) << ";\n";
     }
     if (!small)
@@ -141,6 +152,8 @@ void emit_ops(std::ostream& os, const EmitRegion& r, const char* indent, bool sm
               OpChoice choice) {
   op_range(os, r, indent, small, 0, r.fused->ops().size(), pair_trig, choice);
 }
+
+bool has_small_on_gpu(const EmitRegion& r, size_t j) { return has_small(r, r.fused->ops()[j], true); }
 
 DType value_dtype(const EmitRegion& r, int v) {
   const Fused& f = *r.fused;

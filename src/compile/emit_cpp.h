@@ -44,12 +44,19 @@ void emit_literals(std::ostream& os, const EmitRegion& r, const char* indent);
 /// call (one argument reduction, the same bits).
 /// `keep` (per operation) emits only those operations; `lookup` (per value,
 /// "" for none) gives a value by an expression instead of its operation.
+/// `gpu` (with `small`) also takes the fast variants only GPU kernels have
+/// (Small<Divide>).
 struct OpChoice {
   const std::vector<bool>* keep = nullptr;
   const std::vector<std::string>* lookup = nullptr;
+  bool gpu = false;
 };
 void emit_ops(std::ostream& os, const EmitRegion& r, const char* indent, bool small = false,
               bool pair_trig = false, OpChoice choice = {});
+/// Whether operation j of the region has a fast variant for small
+/// arguments in a GPU kernel (kernels::Small: sin and cos of float32 and
+/// the 16-bit floats, float32 division).
+bool has_small_on_gpu(const EmitRegion& r, size_t j);
 /// Whether operation `id` is a transcendental function (compute_bound).
 bool heavy_op(PrimitiveId id);
 /// Whether the region computes a transcendental function (exp, log,

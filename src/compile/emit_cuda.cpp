@@ -76,6 +76,21 @@ std::vector<std::string> lookups(const EmitRegion& r, const Params& p) {
   return l;
 }
 
+// Whether the contiguous kernel takes its packs through the fast variants
+// for small arguments first (sin, cos, float32 division: kernels::Small):
+// where an operation that has one is computed (not looked up).
+// NUVEC_GPU_SMALL_PACKS=0 (read once) turns it off, for tuning.
+bool small_packs(const EmitRegion& r, const std::vector<std::string>& looked_up) {
+  static const bool enabled = [] {
+    const char* e = std::getenv("NUVEC_GPU_SMALL_PACKS");
+    return !(e && std::string(e) == "0");
+  }();
+  const int n_in = r.fused->num_inputs();
+  for (size_t j = 0; enabled && j < r.fused->ops().size(); ++j)
+    if (has_small_on_gpu(r, j) && looked_up[n_in + j].empty()) return true;
+  return false;
+}
+
 // Input a's element i: dense (len 0), one value (len 1), or a row of len
 // values repeated (i % len).
 void contig(std::ostream& os, const EmitRegion& r, const Params& p) {
@@ -84,7 +99,7 @@ void contig(std::ostream& os, const EmitRegion& r, const Params& p) {
     last += std::string(", const ") + table_word(value_dtype(r, p.tables[t].value).size()) +
             "* __restrict__ t" + std::to_string(t);
   const std::vector<std::string> looked_up = lookups(r, p);
-  const OpChoice choice{nullptr, &looked_up};
+  const OpChoice choice{nullptr, &looked_up, true};
   signature(os, r, p, "nuvec_contig", last.c_str());
   emit_literals(os, r, "  ");
   // Below 2^31 elements the position in a repeated row comes from a
@@ -117,13 +132,34 @@ void contig(std::ostream& os, const EmitRegion& r, const Params& p) {
   }
   for (size_t j = 0; j < p.out_types.size(); ++j)
     os << "    NvPack<" << cpp_type(p.out_types[j]) << ", W> r" << j << "[P];\n";
-  os << "#pragma unroll\n    for (int j = 0; j < P; ++j)\n#pragma unroll\n    for (int u = 0; u < W; ++u) {\n";
-  for (int k : p.inputs)
-    os << "      const " << cpp_type(r.input_dtypes[k]) << " v" << k << " = l" << k << "[j].v[u];\n";
-  emit_ops(os, r, "      ", false, true, choice);
-  const auto& outs = r.fused->outputs();
-  for (size_t j = 0; j < outs.size(); ++j) os << "      r" << j << "[j].v[u] = v" << outs[j] << ";\n";
-  os << "    }\n#pragma unroll\n    for (int j = 0; j < P; ++j) {\n";
+  auto pack_loop = [&](bool fast) {
+    os << "#pragma unroll\n    for (int j = 0; j < P; ++j)\n#pragma unroll\n    for (int u = 0; u < W; ++u) {\n";
+    for (int k : p.inputs)
+      os << "      const " << cpp_type(r.input_dtypes[k]) << " v" << k << " = l" << k << "[j].v[u];\n";
+    emit_ops(os, r, "      ", fast, true, choice);
+    const auto& outs = r.fused->outputs();
+    for (size_t j = 0; j < outs.size(); ++j) os << "      r" << j << "[j].v[u] = v" << outs[j] << ";\n";
+    os << "    }\n";
+  };
+  // A thread's elements go through the fast variants first (sin and cos
+  // through the float reduction alone; float32 division without the check
+  // for special operands and the call to its slow path), and again through
+  // the general functors when one argument was outside: one branch a
+  // thread, not one an element. H200, the float32 sin/cos chain back to
+  // back: 0.215 -> 0.210-0.211 ms, the rest level. With sin and cos alone
+  // it measured 0.369 ms: the division's slow-path calls then split the
+  // output pack into single-word stores placed between the divisions, and
+  // warps stalled on them (ncu).
+  if (small_packs(r, looked_up)) {
+    os << "    unsigned outside = 0;\n";
+    pack_loop(true);
+    os << "    if (outside) {\n";
+    pack_loop(false);
+    os << "    }\n";
+  } else {
+    pack_loop(false);
+  }
+  os << "#pragma unroll\n    for (int j = 0; j < P; ++j) {\n";
   for (size_t j = 0; j < p.out_types.size(); ++j)
     os << "      *reinterpret_cast<NvPack<" << cpp_type(p.out_types[j]) << ", W>*>(q" << j << " + at[j]) = r" << j
        << "[j];\n";

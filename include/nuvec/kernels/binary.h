@@ -83,6 +83,34 @@ struct Divide {
   }
 };
 
+/// float32 division for the generated GPU kernels' packs (kernels::Small):
+/// Divide's bits wherever outside(x, y) is 0, that is where both |x| and |y|
+/// lie in [2^-60, 2^60) (so neither is 0, subnormal, inf or NaN, and the
+/// quotient and every intermediate below are normal). There the GPU
+/// computes the steps of its correctly rounded division without the check
+/// for special operands and the call to the slow path that `x / y` compiles
+/// to: a reciprocal estimate refined by one Newton step, the quotient, its
+/// exact residual (fma), and the corrected quotient. Elsewhere, and on the
+/// CPU, it is `x / y`.
+template <>
+struct Small<Divide> {
+  NUVEC_KERNEL_INLINE static u32 outside(float x, float y) {
+    float ax = __builtin_fabsf(x), ay = __builtin_fabsf(y);
+    return u32(!((ax >= 0x1.0p-60f) & (ax < 0x1.0p60f) & (ay >= 0x1.0p-60f) & (ay < 0x1.0p60f)));
+  }
+  NUVEC_KERNEL_INLINE float operator()(float x, float y) const {
+#ifdef __CUDA_ARCH__
+    float r;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(y));
+    r = __builtin_fmaf(r, __builtin_fmaf(-y, r, 1.0f), r);
+    float q = x * r;
+    return __builtin_fmaf(r, __builtin_fmaf(-y, q, x), q);
+#else
+    return x / y;
+#endif
+  }
+};
+
 namespace math {
 /// The exact remainder of x / y with the sign of x (C's fmod), by long
 /// division of the significands; NaN for y == 0 or infinite x.

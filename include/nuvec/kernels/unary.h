@@ -86,6 +86,23 @@ NUVEC_SMALL_UNARY(Sin, sin_small)
 NUVEC_SMALL_UNARY(Cos, cos_small)
 #undef NUVEC_SMALL_UNARY
 
+/// SinCos through the float reduction alone (the generated GPU kernels'
+/// packs of small arguments): SinCos's bits wherever outside(x) is 0.
+template <>
+struct Small<SinCos> {
+  template <class T>
+    requires same_v<compute_t<T>, float>
+  NUVEC_KERNEL_INLINE static u32 outside(T x) {
+    return u32(!math::trig_small(float(x)));
+  }
+  template <class T>
+    requires same_v<compute_t<T>, float>
+  NUVEC_KERNEL_INLINE SinCosOf<T> operator()(T x) const {
+    math::detail::SinCosF v = math::detail::sincos_small(float(x));
+    return {T(v.sin), T(v.cos)};
+  }
+};
+
 struct Sqrt {
   NUVEC_KERNEL_INLINE float operator()(float x) const { return __builtin_sqrtf(x); }
   NUVEC_KERNEL_INLINE double operator()(double x) const { return __builtin_sqrt(x); }
