@@ -4,7 +4,8 @@
 // address, by its cudaKernel_t (the handle nuvec's cudaLibraryGetKernel
 // gives for NVRTC's kernels) and through the driver's cuLaunchKernel by
 // its CUfunction (what nuvec launches), then that launch followed by an
-// event record (nuvec records one per output buffer). Best of three runs.
+// event record (nuvec records one per output buffer), then a CUDA graph of
+// the one kernel. Best of three runs.
 // Build and run on a GPU machine:
 //   nvcc -O2 -arch=sm_90 -o /tmp/probe tools/gpu_launch_probe.cu -lcuda && /tmp/probe
 #include <cuda.h>
@@ -64,6 +65,29 @@ int main() {
   run("cuLaunchKernel (CUfunction) + event record", [&](int i, void** args) {
     cuLaunchKernel(fn, 1, 1, 1, 256, 1, 1, 0, reinterpret_cast<CUstream>(s), args, nullptr);
     cudaEventRecord(events[i % 4096], s);
+  });
+  // A CUDA graph of the one kernel (what capturing a replayed compiled
+  // function of one fused region would give): launched as is, and with its
+  // output pointer changed before each launch (each call of a compiled
+  // function writes a new buffer).
+  cudaGraph_t graph;
+  cudaGraphCreate(&graph, 0);
+  float* out0 = b;
+  void* args0[] = {&a, &out0, &n};
+  cudaKernelNodeParams kp = {};
+  kp.func = reinterpret_cast<void*>(probe_kernel);
+  kp.gridDim = dim3(1);
+  kp.blockDim = dim3(256);
+  kp.kernelParams = args0;
+  cudaGraphNode_t node;
+  cudaGraphAddKernelNode(&node, graph, nullptr, 0, &kp);
+  cudaGraphExec_t exec;
+  cudaGraphInstantiate(&exec, graph, 0);
+  run("cudaGraphLaunch (one kernel node)", [&](int, void**) { cudaGraphLaunch(exec, s); });
+  run("cudaGraphExecKernelNodeSetParams + launch", [&](int, void** args) {
+    kp.kernelParams = args;
+    cudaGraphExecKernelNodeSetParams(exec, node, &kp);
+    cudaGraphLaunch(exec, s);
   });
   std::printf("%s\n", cudaGetErrorString(cudaGetLastError()));
   return 0;
