@@ -129,6 +129,36 @@ TEST(GpuCompile, LayoutsAndOutputs) {
     });
 }
 
+// Calls on small arrays launch their kernels through CUDA graphs of one
+// node whose parameters each launch updates: many calls issued back to
+// back on two streams, each on its own input, a result that is 0-d, of 16
+// elements or of one block's worth, each equal to the eager result.
+TEST(GpuCompile, SmallCallsLaunchThroughGraphs) {
+  NUVEC_GPU_REQUIRED();
+  auto f = [](const Arrays& a) { return Arrays{a[0] * a[0] + 1.0f, ops::exp(a[0]) - a[0]}; };
+  auto compiled = compile_flat(f);
+  Stream streams[] = {new_stream(Device::gpu), new_stream(Device::gpu)};
+  std::vector<Arrays> ins, outs;
+  for (int i = 0; i < 300; ++i) {
+    Shape shape = i % 3 == 0 ? Shape{} : i % 3 == 1 ? Shape{16} : Shape{1000};
+    ins.push_back({ops::copy(random::normal(shape, random::key(100 + i)), Device::gpu)});
+  }
+  for (const auto& in : ins) nuvec::eval(in);
+  auto before = jit::stats().gpu_graph_launches;
+  for (size_t i = 0; i < ins.size(); ++i)
+    with_stream(streams[i % 2], [&] {
+      outs.push_back(compiled(ins[i]));
+      async_eval(outs.back());
+    });
+  for (size_t i = 0; i < ins.size(); ++i)
+    with_stream(Device::gpu, [&] {
+      std::string why;
+      EXPECT_TRUE(same_bits(f(ins[i]), outs[i], why)) << i << ": " << why;
+    });
+  const char* mode = std::getenv("NUVEC_GPU_GRAPHS");
+  if (!(mode && std::string(mode) == "0")) EXPECT_GE(jit::stats().gpu_graph_launches - before, 300u);
+}
+
 // kernels::fast_div / fast_quotient (the generated kernels' i % len for
 // rows repeated over leading axes) equal integer division for every x
 // below 2^31: all divisors up to 3000 and powers of two, neighbours of

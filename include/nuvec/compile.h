@@ -58,6 +58,7 @@ struct Stats {
   uint64_t gpu_memory_hits = 0;
   uint64_t gpu_failures = 0;
   uint64_t gpu_table_runs = 0;  // generated GPU runs done as table lookups
+  uint64_t gpu_graph_launches = 0;  // their kernels launched as CUDA graphs
 };
 Stats stats();
 /// A generated CPU kernel whose outputs total more than this many bytes

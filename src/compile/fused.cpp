@@ -50,6 +50,11 @@ std::atomic<uint64_t>& detail::table_runs() {
   return runs;
 }
 
+std::atomic<uint64_t>& detail::graph_launches() {
+  static std::atomic<uint64_t> launches{0};
+  return launches;
+}
+
 namespace {
 
 // The size of the largest cache core 0 reaches, from sysfs (the kernel's

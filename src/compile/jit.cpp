@@ -142,6 +142,7 @@ class Jit {
     s.gpu_memory_hits = g.memory_hits;
     s.gpu_failures = g.failures;
     s.gpu_table_runs = detail::table_runs().load();
+    s.gpu_graph_launches = detail::graph_launches().load();
     return s;
   }
 

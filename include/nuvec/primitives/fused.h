@@ -128,6 +128,9 @@ std::atomic<uint64_t>& fused_runs(bool generated);
 std::atomic<uint64_t>& streamed_runs();
 /// How many generated GPU runs were table lookups.
 std::atomic<uint64_t>& table_runs();
+/// How many GPU kernels built at run time were launched through a CUDA
+/// graph (src/backend/cuda/module.cpp).
+std::atomic<uint64_t>& graph_launches();
 /// Bytes of output above which a generated CPU kernel writes with
 /// non-temporal stores (jit::set_stream_min_bytes; by default the size of
 /// the largest cache).
