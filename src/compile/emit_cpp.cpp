@@ -66,10 +66,14 @@ std::string call(const FusedOp& op, bool small) {
   return os.str();
 }
 
+// Whether a kernels::Small variant is for GPU kernels only.
+template <class S>
+constexpr bool gpu_only_v = requires { S::gpu_only; };
+
 // Whether op's functor has a fast variant for small arguments of its
 // argument's dtype (kernels::Small), from the registry and the functors;
-// with `gpu` also float32 division (Small<Divide>: only the GPU computes
-// it differently).
+// with `gpu` also float32 division and exp (Small<Divide>, Small<Exp>:
+// only the GPU computes them differently).
 bool has_small(const EmitRegion& r, const FusedOp& op, bool gpu = false) {
   if (gpu && op.primitive->id() == PrimitiveId::Divide && op.dtype == float32 &&
       value_dtype(r, op.args[0]) == float32 && value_dtype(r, op.args[1]) == float32)
@@ -78,8 +82,12 @@ bool has_small(const EmitRegion& r, const FusedOp& op, bool gpu = false) {
   PrimitiveId id = op.primitive->id();
   return dispatch_dtype(value_dtype(r, op.args[0]), [&](auto tag) {
     using T = typename decltype(tag)::type;
-#define NUVEC_HAS_SMALL(Name, rule) \
-  if (id == PrimitiveId::Name) return requires { kernels::Small<kernels::Name>{}(T{}); };
+#define NUVEC_HAS_SMALL(Name, rule)                                                        \
+  if (id == PrimitiveId::Name) {                                                           \
+    using S = kernels::Small<kernels::Name>;                                               \
+    if constexpr (requires { S{}(T{}); }) return gpu || !gpu_only_v<S>;                   \
+    return false;                                                                          \
+  }
     NUVEC_UNARY_PRIMITIVES(NUVEC_HAS_SMALL)
 #undef NUVEC_HAS_SMALL
     return false;

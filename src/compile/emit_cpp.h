@@ -55,7 +55,7 @@ void emit_ops(std::ostream& os, const EmitRegion& r, const char* indent, bool sm
               bool pair_trig = false, OpChoice choice = {});
 /// Whether operation j of the region has a fast variant for small
 /// arguments in a GPU kernel (kernels::Small: sin and cos of float32 and
-/// the 16-bit floats, float32 division).
+/// the 16-bit floats, float32 division and exp).
 bool has_small_on_gpu(const EmitRegion& r, size_t j);
 /// Whether operation `id` is a transcendental function (compute_bound).
 bool heavy_op(PrimitiveId id);

@@ -77,8 +77,9 @@ std::vector<std::string> lookups(const EmitRegion& r, const Params& p) {
 }
 
 // Whether the contiguous kernel takes its packs through the fast variants
-// for small arguments first (sin, cos, float32 division: kernels::Small):
-// where an operation that has one is computed (not looked up).
+// for small arguments first (sin, cos, float32 division and exp:
+// kernels::Small): where an operation that has one is computed (not
+// looked up).
 // NUVEC_GPU_SMALL_PACKS=0 (read once) turns it off, for tuning.
 bool small_packs(const EmitRegion& r, const std::vector<std::string>& looked_up) {
   static const bool enabled = [] {

@@ -500,6 +500,19 @@ NUVEC_KERNEL_INLINE float exp(float x) {
   return __builtin_fmaf(s1, r + lo, s1) * detail::pow2f(n - (n >> 1));
 }
 
+/// e^x where |x| < kExpNormal, where it is normal: exp's bits, with one
+/// scaling and no clamps. (exp rounds s1 (1 + t) once and scales by an
+/// exact power of two; with a normal result that is 2^n (1 + t) rounded
+/// once, which this computes.) Unspecified values elsewhere.
+constexpr float kExpNormal = 87.0f;
+NUVEC_KERNEL_INLINE float exp_normal(float x) {
+  i32 n;
+  float r, lo;
+  detail::exp_core(x, &n, &r, &lo);
+  float s = detail::pow2f(n);
+  return __builtin_fmaf(s, r + lo, s);
+}
+
 /// 2^x.
 NUVEC_KERNEL_INLINE float exp2(float x) {
   x = detail::self(x > 200.0f, 200.0f, x);  // NaN passes

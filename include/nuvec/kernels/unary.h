@@ -86,6 +86,24 @@ NUVEC_SMALL_UNARY(Sin, sin_small)
 NUVEC_SMALL_UNARY(Cos, cos_small)
 #undef NUVEC_SMALL_UNARY
 
+/// float32 e^x where |x| < math::kExpNormal: Exp's bits without the clamps
+/// and the second scaling (the generated GPU kernels' packs; the CPU's
+/// loops do not take it: gpu_only).
+template <>
+struct Small<Exp> {
+  static constexpr bool gpu_only = true;
+  template <class T>
+    requires same_v<T, float>
+  NUVEC_KERNEL_INLINE static u32 outside(T x) {
+    return u32(!(__builtin_fabsf(x) < math::kExpNormal));
+  }
+  template <class T>
+    requires same_v<T, float>
+  NUVEC_KERNEL_INLINE T operator()(T x) const {
+    return math::exp_normal(x);
+  }
+};
+
 /// SinCos through the float reduction alone (the generated GPU kernels'
 /// packs of small arguments): SinCos's bits wherever outside(x) is 0.
 template <>
