@@ -45,7 +45,7 @@ void emit_literals(std::ostream& os, const EmitRegion& r, const char* indent);
 /// `keep` (per operation) emits only those operations; `lookup` (per value,
 /// "" for none) gives a value by an expression instead of its operation.
 /// `gpu` (with `small`) also takes the fast variants only GPU kernels have
-/// (Small<Divide>).
+/// (Small<Divide>, Small<Exp>).
 struct OpChoice {
   const std::vector<bool>* keep = nullptr;
   const std::vector<std::string>* lookup = nullptr;

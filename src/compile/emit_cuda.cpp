@@ -144,10 +144,11 @@ void contig(std::ostream& os, const EmitRegion& r, const Params& p) {
   };
   // A thread's elements go through the fast variants first (sin and cos
   // through the float reduction alone; float32 division without the check
-  // for special operands and the call to its slow path), and again through
-  // the general functors when one argument was outside: one branch a
-  // thread, not one an element. H200, the float32 sin/cos chain back to
-  // back: 0.215 -> 0.210-0.211 ms, the rest level. With sin and cos alone
+  // for special operands and the call to its slow path; float32 exp with
+  // one scaling), and again through the general functors when one argument
+  // was outside: one branch a thread, not one an element. H200, the float32
+  // sin/cos chain back to back: 0.216-0.219 -> 0.203-0.204 ms (off / on,
+  // same machine), the rest level. With sin and cos alone
   // it measured 0.369 ms: the division's slow-path calls then split the
   // output pack into single-word stores placed between the divisions, and
   // warps stalled on them (ncu).
