@@ -231,6 +231,55 @@ TEST(GpuCompile, PackDivisionEqualsDivision) {
   });
 }
 
+// Regions with 16-bit float arithmetic compute their packs a pair of
+// adjacent elements at a time (kernels/pairs.h): +, -, * as paired
+// instructions, maximum and minimum as paired comparisons and a blend,
+// other functors on each half. Compiled equals eager bit for bit for every
+// pair of float16 and bfloat16 operands (NaNs with payloads, signed zeros,
+// infinities, subnormals), with a literal on either side too.
+TEST(GpuCompile, PairedHalfOperationsEqualTheScalarOnes) {
+  auto f = [](const Arrays& a) {
+    return Arrays{a[0] + a[1], a[0] - a[1], a[0] * a[1], ops::maximum(a[0], a[1]), ops::minimum(a[0], a[1]),
+                  ops::maximum(ops::minimum(0.0f, a[0]) * 3.0f, a[1] * 0.5f), ops::greater(a[0], a[1])};
+  };
+  for (DType dt : {bfloat16, float16}) {
+    Array probe = ops::zeros({4}, dt);
+    auto g = compiler::trace({probe, probe}, false, [&](const Arrays& ph) { return f(ph); });
+    int regions = 0;
+    std::string program = emitted_program(g, compiler::CudaVariant::contig, regions);
+    EXPECT_NE(program.find("pair_call(Maximum{}, v"), std::string::npos) << program;
+    EXPECT_NE(program.find(std::string("NvPack<Two<") + compiler::cpp_type(dt) + ">, E>"), std::string::npos)
+        << program;
+    if (built_with_cuda()) {
+      std::string binary;
+      EXPECT_EQ(backend::gpu_compile(compiler::cuda_program(program), "sm_90", binary), "");
+    }
+  }
+  NUVEC_GPU_REQUIRED();
+  const int rows = 4096;  // operand pairs per step: rows * 65536
+  for (DType dt : {bfloat16, float16}) {
+    SCOPED_TRACE(std::string(dtype_name(dt)));
+    with_stream(Device::gpu, [&] {
+      Array all = ops::view(ops::arange(0.0, 65536.0, 1.0, uint16), dt);
+      Array y = ops::copy(ops::broadcast_to(all.reshape({1, 65536}), {rows, 65536}));
+      auto compiled = compile_flat(f);
+      int64_t differ = 0;
+      for (int r = 0; r < 65536; r += rows) {
+        Array x = ops::copy(ops::broadcast_to(ops::slice(all, {r}, {r + rows}).reshape({rows, 1}), {rows, 65536}));
+        auto eager = f(Arrays{x, y});
+        auto got = compiled(Arrays{x, y});
+        for (size_t k = 0; k < eager.size(); ++k) {
+          DType word = eager[k].dtype() == bool_ ? uint8 : uint16;
+          differ += ops::sum(ops::not_equal(ops::view(got[k], word), ops::view(eager[k], word)))
+                        .astype(int64)
+                        .item<int64_t>();
+        }
+      }
+      EXPECT_EQ(differ, 0);
+    });
+  }
+}
+
 // sin and cos of one value share one argument reduction in the generated
 // kernel (kernels::SinCos), small arguments first through the float
 // reduction alone: compiled equals eager bit for bit for small,
@@ -287,7 +336,8 @@ TEST(GpuCompile, TablesAreEmittedWithTheirKernels) {
   std::string program = emitted_program(g, compiler::CudaVariant::contig, regions);
   EXPECT_EQ(regions, 1);
   EXPECT_NE(program.find("nuvec_table_0_0(const unsigned short* __restrict__ pattern"), std::string::npos) << program;
-  EXPECT_NE(program.find("__ldg(t0 + bit_cast<unsigned short>(v0))"), std::string::npos) << program;
+  // (Both halves of a pair: the region multiplies bfloat16 values.)
+  EXPECT_NE(program.find("__ldg(t0 + bit_cast<unsigned short>(v0.a))"), std::string::npos) << program;
   EXPECT_EQ(program.find("nuvec_table_0_1"), std::string::npos) << program;
   // Adam's sqrt(v), v made from two inputs: a table keyed by v.
   auto adam = [](const Arrays& a) {

@@ -58,12 +58,22 @@ std::string functor(const FusedOp& op, bool small) {
   return small ? "Small<" + name + ">" : name;
 }
 
-std::string call(const FusedOp& op, bool small) {
+// The call of op's functor on its arguments' values; with `pairs` on their
+// pairs (kernels/pairs.h).
+std::string call(const FusedOp& op, bool small, bool pairs = false) {
   std::ostringstream os;
-  os << functor(op, small) << "{}(";
+  os << (pairs ? "pair_call(" : "") << functor(op, small) << (pairs ? "{}, " : "{}(");
   for (size_t a = 0; a < op.args.size(); ++a) os << (a ? ", v" : "v") << op.args[a];
   os << ")";
   return os.str();
+}
+
+// `outside |= ...` for a fast variant S of op's functor ("Small<F>").
+void or_outside(std::ostream& os, const char* indent, const std::string& s, const std::vector<int>& args,
+                bool pairs) {
+  os << indent << "outside |= " << (pairs ? "pair_outside<" + s + ">(" : s + "::outside(");
+  for (size_t a = 0; a < args.size(); ++a) os << (a ? ", v" : "v") << args[a];
+  os << ");\n";
 }
 
 // Whether a kernels::Small variant is for GPU kernels only.
@@ -123,34 +133,37 @@ void op_range(std::ostream& os, const EmitRegion& r, const char* indent, bool sm
               size_t last, bool pair_trig = false, OpChoice choice = {}) {
   const int n_in = r.fused->num_inputs();
   std::vector<int> partner = pair_trig ? trig_partners(r) : std::vector<int>();
+  const bool pairs = choice.pairs;
   for (size_t j = first; j < last; ++j) {
     int v = n_in + static_cast<int>(j);
     const FusedOp& op = r.fused->ops()[j];
     if (choice.keep && !(*choice.keep)[j]) continue;
+    const std::string type = pairs ? std::string("Two<") + cpp_type(op.dtype) + ">" : cpp_type(op.dtype);
     if (choice.lookup && !(*choice.lookup)[v].empty()) {
-      os << indent << "const " << cpp_type(op.dtype) << " v" << v << " = " << (*choice.lookup)[v] << ";\n";
+      os << indent << "const " << type << " v" << v << " = " << (*choice.lookup)[v] << ";\n";
       continue;
     }
     bool fast = small && has_small(r, op, choice.gpu);
     if (!partner.empty() && partner[j] >= 0) {
       int first_of = std::min(static_cast<int>(j), partner[j]) + n_in;
       const char* sincos = fast ? "Small<SinCos>" : "SinCos";
-      if (first_of == v && fast)
-        os << indent << "outside |= " << sincos << "::outside(v" << op.args[0] << ");\n";
-      if (first_of == v) os << indent << "const auto sc" << v << " = " << sincos << "{}(v" << op.args[0] << ");\n";
-      os << indent << "const auto v" << v << " = sc" << first_of
-         << (op.primitive->id() == PrimitiveId::Sin ? ".sin" : ".cos") << ";\n";
+      if (first_of == v && fast) or_outside(os, indent, sincos, {op.args[0]}, pairs);
+      if (first_of == v)
+        os << indent << "const auto sc" << v << " = " << (pairs ? "pair_call(" : "") << sincos
+           << (pairs ? "{}, v" : "{}(v") << op.args[0] << ");\n";
+      const char* part = op.primitive->id() == PrimitiveId::Sin ? ".sin" : ".cos";
+      if (pairs)
+        os << indent << "const " << type << " v" << v << " = {sc" << first_of << ".a" << part << ", sc"
+           << first_of << ".b" << part << "};\n";
+      else
+        os << indent << "const auto v" << v << " = sc" << first_of << part << ";\n";
     } else {
-      if (fast) {
-        os << indent << "outside |= " << functor(op, true) << "::outside(";
-        for (size_t a = 0; a < op.args.size(); ++a) os << (a ? ", v" : "v") << op.args[a];
-        os << ");\n";
-      }
-      os << indent << "const auto v" << v << " = " << call(op, fast) << ";\n";
+      if (fast) or_outside(os, indent, functor(op, true), op.args, pairs);
+      os << indent << "const auto v" << v << " = " << call(op, fast, pairs) << ";\n";
     }
     if (!small)
-      os << indent << "static_assert(same_v<decltype(v" << v << "), const " << cpp_type(op.dtype)
-         << ">, \"dtype of value " << v << "\");\n";
+      os << indent << "static_assert(same_v<decltype(v" << v << "), const " << type << ">, \"dtype of value "
+         << v << "\");\n";
   }
 }
 

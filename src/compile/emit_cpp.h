@@ -45,11 +45,14 @@ void emit_literals(std::ostream& os, const EmitRegion& r, const char* indent);
 /// `keep` (per operation) emits only those operations; `lookup` (per value,
 /// "" for none) gives a value by an expression instead of its operation.
 /// `gpu` (with `small`) also takes the fast variants only GPU kernels have
-/// (Small<Divide>, Small<Exp>).
+/// (Small<Divide>, Small<Exp>). `pairs`: every value is a kernels::Two of
+/// adjacent elements (literals stay single values), each operation a
+/// pair_call (kernels/pairs.h), lookups give pairs.
 struct OpChoice {
   const std::vector<bool>* keep = nullptr;
   const std::vector<std::string>* lookup = nullptr;
   bool gpu = false;
+  bool pairs = false;
 };
 void emit_ops(std::ostream& os, const EmitRegion& r, const char* indent, bool small = false,
               bool pair_trig = false, OpChoice choice = {});

@@ -65,15 +65,41 @@ void stores(std::ostream& os, const EmitRegion& r, const char* indent, const cha
 
 const char* table_word(int size) { return size == 1 ? "unsigned char" : "unsigned short"; }
 
-// Per value, the expression that looks it up in its table ("" for none).
-std::vector<std::string> lookups(const EmitRegion& r, const Params& p) {
+// Per value, the expression that looks it up in its table ("" for none);
+// with `pairs`, both halves of the pair.
+std::vector<std::string> lookups(const EmitRegion& r, const Params& p, bool pairs = false) {
   std::vector<std::string> l(r.fused->num_inputs() + r.fused->ops().size());
   for (size_t t = 0; t < p.tables.size(); ++t) {
     const GpuTable& g = p.tables[t];
-    l[g.value] = std::string("bit_cast<") + cpp_type(value_dtype(r, g.value)) + ">(__ldg(t" +
-                 std::to_string(t) + " + bit_cast<unsigned short>(v" + std::to_string(g.input) + ")))";
+    const std::string type = cpp_type(value_dtype(r, g.value));
+    auto one = [&](const char* half) {
+      return "bit_cast<" + type + ">(__ldg(t" + std::to_string(t) + " + bit_cast<unsigned short>(v" +
+             std::to_string(g.input) + half + ")))";
+    };
+    std::ostringstream e;  // (not "{" + ...: g++ 12 warns falsely)
+    if (pairs) e << "{" << one(".a") << ", " << one(".b") << "}";
+    else e << one("");
+    l[g.value] = e.str();
   }
   return l;
+}
+
+// Whether the contiguous kernel computes its packs a pair of adjacent
+// elements at a time (kernels/pairs.h): where the region adds, subtracts
+// or multiplies 16-bit floats, which then take one paired instruction a
+// pair. NUVEC_GPU_PAIRS=0 or 1 (read once) forces it off or on, for tuning.
+bool use_pairs(const EmitRegion& r) {
+  static const int forced = [] {
+    const char* e = std::getenv("NUVEC_GPU_PAIRS");
+    return e ? std::atoi(e) : -1;
+  }();
+  if (forced == 0 || forced == 1) return forced == 1;
+  for (const FusedOp& op : r.fused->ops()) {
+    PrimitiveId id = op.primitive->id();
+    bool arith = id == PrimitiveId::Add || id == PrimitiveId::Subtract || id == PrimitiveId::Multiply;
+    if (arith && (op.dtype == float16 || op.dtype == bfloat16)) return true;
+  }
+  return false;
 }
 
 // Whether the contiguous kernel takes its packs through the fast variants
@@ -101,6 +127,12 @@ void contig(std::ostream& os, const EmitRegion& r, const Params& p) {
             "* __restrict__ t" + std::to_string(t);
   const std::vector<std::string> looked_up = lookups(r, p);
   const OpChoice choice{nullptr, &looked_up, true};
+  // With pairs, the packs hold E = W / 2 pairs (kernels::Two) and the
+  // pack loops compute pairs; the element-by-element tail does not.
+  const bool pairs = use_pairs(r);
+  const std::vector<std::string> pair_looked_up = lookups(r, p, pairs);
+  const OpChoice pack_choice{nullptr, &pair_looked_up, true, pairs};
+  auto elem = [&](DType d) { return pairs ? std::string("Two<") + cpp_type(d) + ">" : std::string(cpp_type(d)); };
   signature(os, r, p, "nuvec_contig", last.c_str());
   emit_literals(os, r, "  ");
   // Below 2^31 elements the position in a repeated row comes from a
@@ -110,36 +142,38 @@ void contig(std::ostream& os, const EmitRegion& r, const Params& p) {
   // are coalesced across the warp. A block that reaches past n goes element
   // by element.
   os << "  const bool n31 = n < 2147483648LL;\n";
-  os << "  constexpr int W = " << p.pack << ", P = " << p.n / p.pack << ";\n"
+  os << "  constexpr int W = " << p.pack << ", P = " << p.n / p.pack << ", E = " << (pairs ? "W / 2" : "W")
+     << ";\n"
      << "  const long long b0 = static_cast<long long>(blockIdx.x) * blockDim.x * (W * P);\n"
      << "  long long at[P];\n"
      << "  for (int j = 0; j < P; ++j) at[j] = b0 + (static_cast<long long>(j) * blockDim.x + threadIdx.x) * W;\n"
      << "  if (b0 + static_cast<long long>(blockDim.x) * (W * P) <= n) {\n";
   for (size_t a = 0; a < p.inputs.size(); ++a) {
     int k = p.inputs[a];
-    const char* t = cpp_type(r.input_dtypes[k]);
-    os << "    NvPack<" << t << ", W> l" << k << "[P];\n"
+    const std::string t = elem(r.input_dtypes[k]);
+    os << "    NvPack<" << t << ", E> l" << k << "[P];\n"
        << "    if (m.len[" << a << "] == 1) {\n"
-       << "      const " << t << " s = p" << k << "[0];\n"
+       << "      const " << t << " s = " << (pairs ? "as_two(p" : "(p") << k << "[0]);\n"
        << "      for (int j = 0; j < P; ++j)\n"
-       << "        for (int u = 0; u < W; ++u) l" << k << "[j].v[u] = s;\n"
+       << "        for (int u = 0; u < E; ++u) l" << k << "[j].v[u] = s;\n"
        << "    } else {\n"
        << "#pragma unroll\n"
        << "      for (int j = 0; j < P; ++j)\n"
-       << "        l" << k << "[j] = *reinterpret_cast<const NvPack<" << t << ", W>*>(p" << k << " + (m.len[" << a
+       << "        l" << k << "[j] = *reinterpret_cast<const NvPack<" << t << ", E>*>(p" << k << " + (m.len[" << a
        << "] == 0 ? at[j] : n31 ? static_cast<long long>(nv_row(static_cast<unsigned>(at[j]), " << a
        << ", m)) : at[j] % m.len[" << a << "]));\n"
        << "    }\n";
   }
   for (size_t j = 0; j < p.out_types.size(); ++j)
-    os << "    NvPack<" << cpp_type(p.out_types[j]) << ", W> r" << j << "[P];\n";
+    os << "    NvPack<" << elem(p.out_types[j]) << ", E> r" << j << "[P];\n";
   auto pack_loop = [&](bool fast) {
-    os << "#pragma unroll\n    for (int j = 0; j < P; ++j)\n#pragma unroll\n    for (int u = 0; u < W; ++u) {\n";
+    os << "#pragma unroll\n    for (int j = 0; j < P; ++j)\n#pragma unroll\n    for (int u = 0; u < E; ++u) {\n";
     for (int k : p.inputs)
-      os << "      const " << cpp_type(r.input_dtypes[k]) << " v" << k << " = l" << k << "[j].v[u];\n";
-    emit_ops(os, r, "      ", fast, true, choice);
+      os << "      const " << elem(r.input_dtypes[k]) << " v" << k << " = l" << k << "[j].v[u];\n";
+    emit_ops(os, r, "      ", fast, true, pack_choice);
     const auto& outs = r.fused->outputs();
-    for (size_t j = 0; j < outs.size(); ++j) os << "      r" << j << "[j].v[u] = v" << outs[j] << ";\n";
+    for (size_t j = 0; j < outs.size(); ++j)
+      os << "      r" << j << "[j].v[u] = " << (pairs ? "as_two(v" : "(v") << outs[j] << ");\n";
     os << "    }\n";
   };
   // A thread's elements go through the fast variants first (sin and cos
@@ -163,7 +197,7 @@ void contig(std::ostream& os, const EmitRegion& r, const Params& p) {
   }
   os << "#pragma unroll\n    for (int j = 0; j < P; ++j) {\n";
   for (size_t j = 0; j < p.out_types.size(); ++j)
-    os << "      *reinterpret_cast<NvPack<" << cpp_type(p.out_types[j]) << ", W>*>(q" << j << " + at[j]) = r" << j
+    os << "      *reinterpret_cast<NvPack<" << elem(p.out_types[j]) << ", E>*>(q" << j << " + at[j]) = r" << j
        << "[j];\n";
   os << "    }\n  } else {\n    for (int j = 0; j < P; ++j)\n"
      << "    for (long long i = at[j]; i < n && i < at[j] + W; ++i) {\n";

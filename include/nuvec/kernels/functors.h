@@ -4,5 +4,6 @@
 #include "binary.h"
 #include "cast.h"
 #include "fastdiv.h"
+#include "pairs.h"
 #include "stream.h"
 #include "unary.h"
