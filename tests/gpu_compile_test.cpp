@@ -197,7 +197,9 @@ TEST(GpuCompile, FastDivisionEqualsDivision) {
 // of random signs, significands and exponents from 2^-75 to 2^75 (inside,
 // outside and at the bounds of the fast range), with zeros, subnormals,
 // infinities and NaNs sprinkled so that most packs stay fast; the quotient
-// of normal operands inside the range is never subnormal or infinite.
+// of normal operands inside the range is never subnormal or infinite. The
+// same operands in bfloat16 (the reciprocal path of gpu_bfloat_div and
+// quotients past both of its bounds) and float16 too.
 TEST(GpuCompile, PackDivisionEqualsDivision) {
   auto f = [](const Arrays& a) { return Arrays{a[0] / a[1], (a[0] + 1.0f) / (a[1] * a[1])}; };
   Array probe = ops::zeros({4}, float32);
@@ -223,12 +225,15 @@ TEST(GpuCompile, PackDivisionEqualsDivision) {
                            0x1.0p60f, -0x1.fffffep59f, 0x1.0p-60f, -0x1.fffffep-61f, 0x1.fffffep127f};
   for (size_t k = 0; k < sizeof special / sizeof special[0]; ++k)
     for (size_t i = k * 4099; i < n; i += 65537) (i % 2 ? x : y)[i] = special[(k + i) % 12];
-  Array a = array<float>(x, {1024, 1024}), b = array<float>(y, {1024, 1024});
-  with_stream(Device::gpu, [&] {
-    auto eager = f(Arrays{a, b});
-    std::string why;
-    EXPECT_TRUE(same_bits(eager, compile_flat(f)(Arrays{a, b}), why)) << why;
-  });
+  for (DType dt : {float32, bfloat16, float16}) {
+    SCOPED_TRACE(std::string(dtype_name(dt)));
+    Array a = array<float>(x, {1024, 1024}).astype(dt), b = array<float>(y, {1024, 1024}).astype(dt);
+    with_stream(Device::gpu, [&] {
+      auto eager = f(Arrays{a, b});
+      std::string why;
+      EXPECT_TRUE(same_bits(eager, compile_flat(f)(Arrays{a, b}), why)) << why;
+    });
+  }
 }
 
 // Regions with 16-bit float arithmetic compute their packs a pair of
