@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <limits>
 #include <random>
@@ -283,6 +284,51 @@ TEST(GpuCompile, PairedHalfOperationsEqualTheScalarOnes) {
       EXPECT_EQ(differ, 0);
     });
   }
+}
+
+// A pass through the fast variants leaves out the checks that the checks
+// before it imply (compile/fast_ranges.h): in the sin/cos chain, once
+// |x| < 2^18, 2 sin x + cos x lies in [-3, 3], so exp's check (|t| < 87)
+// and the division's (both operands' magnitudes in [2^-60, 2^60)) cannot
+// fail. With sin x * 100 (past 87) and a divisor of unknown range they
+// stay. Compiled equals eager bit for bit either way, with arguments that
+// fail each check.
+TEST(GpuCompile, ChecksImpliedByEarlierOnesAreLeftOut) {
+  auto implied = [](const Arrays& a) {
+    return Arrays{ops::exp(ops::sin(a[0]) * 2.0f + ops::cos(a[0])) / (ops::abs(a[0]) + 1.0f)};
+  };
+  auto needed = [](const Arrays& a) { return Arrays{ops::exp(ops::sin(a[0]) * 100.0f) / a[0]}; };
+  Array probe = ops::zeros({4}, float32);
+  int regions = 0;
+  auto g = compiler::trace({probe}, false, [&](const Arrays& ph) { return implied(ph); });
+  std::string program = emitted_program(g, compiler::CudaVariant::contig, regions);
+  EXPECT_NE(program.find("outside |= Small<SinCos>::outside("), std::string::npos) << program;
+  EXPECT_NE(program.find("Small<Exp>{}("), std::string::npos) << program;
+  EXPECT_NE(program.find("Small<Divide>{}("), std::string::npos) << program;
+  EXPECT_EQ(program.find("Small<Exp>::outside("), std::string::npos) << program;
+  EXPECT_EQ(program.find("Small<Divide>::outside("), std::string::npos) << program;
+  auto g2 = compiler::trace({probe}, false, [&](const Arrays& ph) { return needed(ph); });
+  std::string program2 = emitted_program(g2, compiler::CudaVariant::contig, regions);
+  EXPECT_NE(program2.find("Small<Exp>::outside("), std::string::npos) << program2;
+  EXPECT_NE(program2.find("Small<Divide>::outside("), std::string::npos) << program2;
+  if (built_with_cuda()) {
+    std::string binary;
+    EXPECT_EQ(backend::gpu_compile(compiler::cuda_program(program), "sm_90", binary), "");
+    EXPECT_EQ(backend::gpu_compile(compiler::cuda_program(program2), "sm_90", binary), "");
+  }
+  NUVEC_GPU_REQUIRED();
+  std::vector<float> v(1 << 18);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = 4.0f * std::sin(0.37f * static_cast<float>(i));
+  const float special[] = {0x1p18f, -3e7f, 0.0f, -0.0f, 1e-40f, 0x1p-70f, std::numeric_limits<float>::infinity(),
+                           std::numeric_limits<float>::quiet_NaN(), 1.5707964f};
+  for (size_t k = 0; k < sizeof special / sizeof special[0]; ++k) v[k * 4099 + 5] = special[k];
+  Array x = array<float>(v, {512, 512});
+  for (auto f : {std::function<Arrays(const Arrays&)>(implied), std::function<Arrays(const Arrays&)>(needed)})
+    with_stream(Device::gpu, [&] {
+      auto eager = f(Arrays{x});
+      std::string why;
+      EXPECT_TRUE(same_bits(eager, compile_flat(f)(Arrays{x}), why)) << why;
+    });
 }
 
 // sin and cos of one value share one argument reduction in the generated

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "compile/fast_ranges.h"
 #include "nuvec/kernels/functors.h"
 
 namespace nuvec::compiler {
@@ -134,6 +135,16 @@ void op_range(std::ostream& os, const EmitRegion& r, const char* indent, bool sm
   const int n_in = r.fused->num_inputs();
   std::vector<int> partner = pair_trig ? trig_partners(r) : std::vector<int>();
   const bool pairs = choice.pairs;
+  // The fast variants called, and which of their checks earlier checks
+  // imply (fast_ranges.h): those are left out.
+  const size_t n_ops = r.fused->ops().size();
+  std::vector<bool> fast_at(n_ops, false), shares_call(n_ops, false);
+  for (size_t j = 0; small && j < n_ops; ++j) {
+    bool skipped = (choice.keep && !(*choice.keep)[j]) || (choice.lookup && !(*choice.lookup)[n_in + j].empty());
+    fast_at[j] = !skipped && has_small(r, r.fused->ops()[j], choice.gpu);
+    shares_call[j] = !partner.empty() && partner[j] >= 0 && partner[j] < static_cast<int>(j);
+  }
+  const std::vector<bool> implied = small ? implied_checks(r, fast_at, shares_call) : std::vector<bool>(n_ops);
   for (size_t j = first; j < last; ++j) {
     int v = n_in + static_cast<int>(j);
     const FusedOp& op = r.fused->ops()[j];
@@ -143,11 +154,12 @@ void op_range(std::ostream& os, const EmitRegion& r, const char* indent, bool sm
       os << indent << "const " << type << " v" << v << " = " << (*choice.lookup)[v] << ";\n";
       continue;
     }
-    bool fast = small && has_small(r, op, choice.gpu);
+    bool fast = fast_at[j];
+    bool check = fast && !implied[j];
     if (!partner.empty() && partner[j] >= 0) {
       int first_of = std::min(static_cast<int>(j), partner[j]) + n_in;
       const char* sincos = fast ? "Small<SinCos>" : "SinCos";
-      if (first_of == v && fast) or_outside(os, indent, sincos, {op.args[0]}, pairs);
+      if (first_of == v && check) or_outside(os, indent, sincos, {op.args[0]}, pairs);
       if (first_of == v)
         os << indent << "const auto sc" << v << " = " << (pairs ? "pair_call(" : "") << sincos
            << (pairs ? "{}, v" : "{}(v") << op.args[0] << ");\n";
@@ -158,7 +170,7 @@ void op_range(std::ostream& os, const EmitRegion& r, const char* indent, bool sm
       else
         os << indent << "const auto v" << v << " = sc" << first_of << part << ";\n";
     } else {
-      if (fast) or_outside(os, indent, functor(op, true), op.args, pairs);
+      if (check) or_outside(os, indent, functor(op, true), op.args, pairs);
       os << indent << "const auto v" << v << " = " << call(op, fast, pairs) << ";\n";
     }
     if (!small)

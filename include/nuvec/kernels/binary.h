@@ -94,9 +94,10 @@ struct Divide {
 /// CPU, it is `x / y`.
 template <>
 struct Small<Divide> {
+  static constexpr float kLow = 0x1.0p-60f, kHigh = 0x1.0p60f;  // |x|, |y| in [kLow, kHigh)
   NUVEC_KERNEL_INLINE static u32 outside(float x, float y) {
     float ax = __builtin_fabsf(x), ay = __builtin_fabsf(y);
-    return u32(!((ax >= 0x1.0p-60f) & (ax < 0x1.0p60f) & (ay >= 0x1.0p-60f) & (ay < 0x1.0p60f)));
+    return u32(!((ax >= kLow) & (ax < kHigh) & (ay >= kLow) & (ay < kHigh)));
   }
   NUVEC_KERNEL_INLINE float operator()(float x, float y) const {
 #ifdef __CUDA_ARCH__
