@@ -25,17 +25,20 @@ __device__ __forceinline__ u16 gpu_bfloat_bits(float f) {
 // float32 and rounding once (float32's 24 bits are at least 2p + 2 for
 // p = 11 and 8, so the double rounding is innocuous), in a third of the
 // instructions. Gpu.HalfArithmeticEqualsFloatRounding checks every pair.
-#define NUVEC_GPU_HALF_OP(name, ptx)                                          \
-  __device__ __forceinline__ u16 gpu_half_##name(u16 a, u16 b) {             \
-    u16 d;                                                                    \
-    asm(#ptx ".rn.f16 %0, %1, %2;" : "=h"(d) : "h"(a), "h"(b));               \
-    return d;                                                                 \
-  }                                                                           \
-  __device__ __forceinline__ u16 gpu_bfloat_##name(u16 a, u16 b) {           \
-    u16 d;                                                                    \
-    asm(#ptx ".rn.bf16 %0, %1, %2;" : "=h"(d) : "h"(a), "h"(b));              \
-    return d;                                                                 \
+// gpu_half2_* and gpu_bfloat2_* do it for two pairs of operands packed in
+// 32-bit words (kernels/pairs.h), each half rounded as the scalar
+// instruction rounds it.
+#define NUVEC_GPU_HALF_ASM(fn, ptx, word, con)                     \
+  __device__ __forceinline__ word fn(word a, word b) {            \
+    word d;                                                       \
+    asm(ptx " %0, %1, %2;" : "=" con(d) : con(a), con(b));        \
+    return d;                                                     \
   }
+#define NUVEC_GPU_HALF_OP(name, ptx)                                  \
+  NUVEC_GPU_HALF_ASM(gpu_half_##name, #ptx ".rn.f16", u16, "h")       \
+  NUVEC_GPU_HALF_ASM(gpu_bfloat_##name, #ptx ".rn.bf16", u16, "h")    \
+  NUVEC_GPU_HALF_ASM(gpu_half2_##name, #ptx ".rn.f16x2", u32, "r")    \
+  NUVEC_GPU_HALF_ASM(gpu_bfloat2_##name, #ptx ".rn.bf16x2", u32, "r")
 // Where those instructions exist for both types (the functors use them).
 #if __CUDA_ARCH__ >= 900
 #define NUVEC_GPU_HALF_INSTRUCTIONS 1
@@ -44,6 +47,7 @@ NUVEC_GPU_HALF_OP(add, add)
 NUVEC_GPU_HALF_OP(sub, sub)
 NUVEC_GPU_HALF_OP(mul, mul)
 #undef NUVEC_GPU_HALF_OP
+#undef NUVEC_GPU_HALF_ASM
 #endif
 
 /// Rounds a float32 to the nearest binary16 (ties to even), keeping NaN quiet.

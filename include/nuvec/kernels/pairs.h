@@ -39,24 +39,6 @@ NUVEC_KERNEL_INLINE Two<typename detail::TwoOf<X>::type> as_two(X x) {
 }
 
 #ifdef NUVEC_GPU_HALF_INSTRUCTIONS
-// The paired form of gpu_half_##op / gpu_bfloat_##op (half.h): each half
-// rounded as that instruction rounds it.
-#define NUVEC_GPU_PAIR_OP(name, ptx)                                                 \
-  __device__ __forceinline__ u32 gpu_half2_##name(u32 a, u32 b) {                    \
-    u32 d;                                                                           \
-    asm(#ptx ".rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));                    \
-    return d;                                                                        \
-  }                                                                                  \
-  __device__ __forceinline__ u32 gpu_bfloat2_##name(u32 a, u32 b) {                  \
-    u32 d;                                                                           \
-    asm(#ptx ".rn.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));                   \
-    return d;                                                                        \
-  }
-NUVEC_GPU_PAIR_OP(add, add)
-NUVEC_GPU_PAIR_OP(sub, sub)
-NUVEC_GPU_PAIR_OP(mul, mul)
-#undef NUVEC_GPU_PAIR_OP
-
 // Each half of the result of set.CmpOp.u32.{f16x2,bf16x2}: all ones where
 // the comparison of that half holds, zeros elsewhere.
 #define NUVEC_GPU_PAIR_SET(cmp)                                                      \
