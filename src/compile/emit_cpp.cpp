@@ -32,6 +32,10 @@ const char* cpp_type(DType d) {
   }
 }
 
+std::string value_type(DType d, bool pairs) {
+  return pairs ? std::string("Two<") + cpp_type(d) + ">" : std::string(cpp_type(d));
+}
+
 namespace {
 
 const char* carrier(int bytes) {
@@ -149,7 +153,7 @@ void op_range(std::ostream& os, const EmitRegion& r, const char* indent, bool sm
     int v = n_in + static_cast<int>(j);
     const FusedOp& op = r.fused->ops()[j];
     if (choice.keep && !(*choice.keep)[j]) continue;
-    const std::string type = pairs ? std::string("Two<") + cpp_type(op.dtype) + ">" : cpp_type(op.dtype);
+    const std::string type = value_type(op.dtype, pairs);
     if (choice.lookup && !(*choice.lookup)[v].empty()) {
       os << indent << "const " << type << " v" << v << " = " << (*choice.lookup)[v] << ";\n";
       continue;

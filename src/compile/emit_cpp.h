@@ -30,6 +30,8 @@ std::string emit_cpu_kernels(const std::vector<EmitRegion>& regions);
 
 /// The C++ type generated code uses for `d` (kernels' names).
 const char* cpp_type(DType d);
+/// cpp_type(d), or with `pairs` the kernels::Two of it (kernels/pairs.h).
+std::string value_type(DType d, bool pairs);
 
 // Pieces shared by the CPU and CUDA emitters (emit_cuda.cpp).
 

@@ -130,9 +130,9 @@ void contig(std::ostream& os, const EmitRegion& r, const Params& p) {
   // With pairs, the packs hold E = W / 2 pairs (kernels::Two) and the
   // pack loops compute pairs; the element-by-element tail does not.
   const bool pairs = use_pairs(r);
-  const std::vector<std::string> pair_looked_up = lookups(r, p, pairs);
+  const std::vector<std::string> pair_looked_up = pairs ? lookups(r, p, true) : looked_up;
   const OpChoice pack_choice{nullptr, &pair_looked_up, true, pairs};
-  auto elem = [&](DType d) { return pairs ? std::string("Two<") + cpp_type(d) + ">" : std::string(cpp_type(d)); };
+  auto elem = [&](DType d) { return value_type(d, pairs); };
   signature(os, r, p, "nuvec_contig", last.c_str());
   emit_literals(os, r, "  ");
   // Below 2^31 elements the position in a repeated row comes from a
