@@ -28,17 +28,21 @@ Params params_of(const EmitRegion& r, int index) {
   p.inputs = c.inputs;
   p.n = c.per_thread;
   // Several packs per thread: interleaved across the block (each pack's
-  // loads coalesced over the warp) for regions of 1- or 2-byte dtypes,
-  // consecutive (one wide pack) for the others. Measured on the H200, two
-  // runs each, ms, consecutive / interleaved: bfloat16 SwiGLU 0.114 /
-  // 0.107-0.108, float32 GELU (tanh) 0.142 / 0.145-0.148, the float32
-  // sin/cos chain 0.235 / 0.238-0.239, the rest level.
+  // loads coalesced over the warp) for regions of 1- or 2-byte dtypes and
+  // regions with fast variants for small arguments (kernels::Small: their
+  // packs are checked and computed one at a time), consecutive (one wide
+  // pack) for the others. Measured on the H200, ms, consecutive /
+  // interleaved: bfloat16 SwiGLU 0.114 / 0.107-0.108 (two runs each);
+  // float32 GELU (tanh) 0.131 / 0.132-0.134, the float32 sin/cos chain
+  // 0.193-0.195 / 0.186-0.192 (five runs each), the rest level.
   // NUVEC_GPU_INTERLEAVE=0 or 1 forces one, for tuning; read once.
   static const int interleave = [] {
     const char* e = std::getenv("NUVEC_GPU_INTERLEAVE");
     return e ? std::atoi(e) : -1;
   }();
-  const bool spread = interleave == 1 || (interleave != 0 && c.pack >= 8);
+  bool fast = false;
+  for (size_t j = 0; j < r.fused->ops().size(); ++j) fast = fast || has_small_on_gpu(r, j);
+  const bool spread = interleave == 1 || (interleave != 0 && (c.pack >= 8 || fast));
   p.pack = spread ? c.pack : c.per_thread;
   p.tables = c.tables;
   for (int v : r.fused->outputs()) p.out_types.push_back(value_dtype(r, v));
