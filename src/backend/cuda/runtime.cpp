@@ -2,9 +2,10 @@
 // copies between host and device, and the dispatch of primitives to kernels.
 //
 // Submission is asynchronous: a node's kernel is enqueued on its stream and
-// the node is done for the graph; each output buffer records an event when
-// its kernel is enqueued, which consumers on other streams wait for on the
-// GPU and host reads wait for on the host. eval() waits for the GPU at its
+// the node is done for the graph; each output buffer notes its write's
+// place on the stream's timeline (timeline.h), which consumers on other
+// streams wait for on the GPU and host reads wait for on the host, through
+// events recorded when such a wait comes. eval() waits for the GPU at its
 // end (as MLX's eval); async_eval does not.
 #include <cuda_runtime.h>
 
@@ -12,13 +13,13 @@
 #include <map>
 #include <mutex>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "backend/backend.h"
 #include "backend/cuda/cuda.h"
 #include "backend/cuda/module.h"
+#include "backend/cuda/timeline.h"
 
 namespace nuvec::cuda {
 
@@ -48,47 +49,6 @@ const DeviceState& device() {
   return d;
 }
 
-// Events are reused rather than created for each buffer and destroyed with
-// it (driver calls on every kernel). Handing one out again is safe: a
-// stream that waits on it keeps the recording it saw when the wait was
-// enqueued, and only a buffer's owner waits on it from the host.
-class EventPool {
- public:
-  cudaEvent_t get() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!free_.empty()) {
-        cudaEvent_t e = free_.back();
-        free_.pop_back();
-        return e;
-      }
-    }
-    cudaEvent_t e = nullptr;
-    check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
-    return e;
-  }
-  void put(cudaEvent_t e) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (free_.size() < kKeep) {
-        free_.push_back(e);
-        return;
-      }
-    }
-    cudaEventDestroy(e);  // released once it completes
-  }
-
- private:
-  static constexpr size_t kKeep = 4096;
-  std::mutex mu_;
-  std::vector<cudaEvent_t> free_;
-};
-
-EventPool& events() {
-  static EventPool* p = new EventPool();  // outlives every array
-  return *p;
-}
-
 // Caching allocator: freed blocks are kept by rounded size and reused (the
 // driver's allocations are slow and synchronize). Sizes round up to 512 B
 // below 1 MiB and to 2 MiB above.
@@ -98,7 +58,8 @@ class Allocator {
     Allocator* owner;
     size_t size;
     cudaStream_t stream;             // the stream its writer runs on
-    cudaEvent_t ready = nullptr;     // recorded after its writer was enqueued
+    Timeline* writer = nullptr;      // that stream's timeline, once written
+    uint64_t seq = 0;                // the write's number there
     std::mutex mu;                   // guards mirror and readers
     std::shared_ptr<Data> mirror;    // the host copy, once read on the host
     // Streams other than `stream` that read the buffer, each with an event
@@ -110,7 +71,7 @@ class Allocator {
     void order_after_readers(cudaStream_t s) {
       for (auto& [rs, ev] : readers) {
         cudaStreamWaitEvent(s, ev, 0);
-        events().put(ev);
+        put_event(ev);
       }
       readers.clear();
     }
@@ -150,12 +111,11 @@ class Allocator {
     d->capacity = size;
     d->device = Device::gpu;
     d->from_allocator = true;
-    d->context = new Block{this, size, stream, nullptr, {}, nullptr, {}};
+    d->context = new Block{this, size, stream, nullptr, 0, {}, nullptr, {}};
     d->release = [](Data& data) {
       auto* b = static_cast<Block*>(data.context);
       b->order_after_readers(b->stream);  // its next user runs on b->stream
       b->owner->free(data.ptr, b->size, b->stream);
-      if (b->ready) events().put(b->ready);
       delete b;
     };
     return d;
@@ -234,23 +194,16 @@ Allocator& allocator() {
   return *a;
 }
 
-cudaStream_t stream_for(Stream s) {
-  static std::mutex mu;
-  static std::unordered_map<int, cudaStream_t> streams;
-  std::lock_guard<std::mutex> lock(mu);
-  auto& cs = streams[s.index];
-  if (!cs) check(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking), "cudaStreamCreate");
-  return cs;
-}
+cudaStream_t stream_for(Stream s) { return timeline(s).stream; }
 
 Allocator::Block& block_of(const Data& d) { return *static_cast<Allocator::Block*>(d.context); }
 
-// Marks `d` as written by the work enqueued so far on `s`.
-void record(const Data& d, cudaStream_t s) {
+// Marks `d` as written by the work enqueued so far on `t`'s stream.
+void record(const Data& d, Timeline& t) {
   auto& b = block_of(d);
-  if (!b.ready) b.ready = events().get();
-  b.stream = s;
-  check(cudaEventRecord(b.ready, s), "cudaEventRecord");
+  b.stream = t.stream;
+  b.writer = &t;
+  b.seq = t.wrote();
 }
 
 // Notes that the work enqueued so far on `s` reads `d` (when `s` is not
@@ -263,7 +216,7 @@ void note_reader(const Data& d, cudaStream_t s) {
   for (auto& [rs, e] : b.readers)
     if (rs == s) ev = e;
   if (!ev) {
-    ev = events().get();
+    ev = get_event();
     b.readers.emplace_back(s, ev);
   }
   check(cudaEventRecord(ev, s), "cudaEventRecord");
@@ -329,12 +282,12 @@ Array on_device(const Array& a, cudaStream_t s, Stream st) {
   }
   if (d->data->device == Device::gpu) {
     auto& b = block_of(*d->data);
-    if (b.ready && b.stream != s) check(cudaStreamWaitEvent(s, b.ready, 0), "cudaStreamWaitEvent");
+    if (b.writer) b.writer->order_before(s, b.seq);
     return a;
   }
   auto g = allocate(d->data->nbytes, st);
   staging().upload(g->ptr, d->data->ptr, d->data->nbytes, s);
-  record(*g, s);
+  record(*g, timeline(st));
   auto copy = std::make_shared<ArrayDesc>(*d);
   copy->node = nullptr;
   copy->data = std::move(g);
@@ -365,7 +318,7 @@ std::shared_ptr<Data> allocate(size_t nbytes, Stream s) {
 
 void synchronize() {
   if (!available()) return;
-  check(cudaDeviceSynchronize(), "GPU work");
+  synchronize_timelines();
 }
 
 Stats stats() { return allocator().stats(); }
@@ -388,7 +341,8 @@ std::shared_ptr<Data> to_host(const Data& d) {
   auto* b = static_cast<Allocator::Block*>(d.context);
   std::lock_guard<std::mutex> lock(b->mu);
   if (!b->mirror) {
-    check(b->ready ? cudaEventSynchronize(b->ready) : cudaStreamSynchronize(b->stream), "GPU work");
+    if (b->writer) b->writer->wait_host(b->seq);
+    else check(cudaStreamSynchronize(b->stream), "GPU work");
     auto h = allocate_data(d.nbytes);
     check(cudaMemcpy(h->ptr, d.ptr, d.nbytes, cudaMemcpyDeviceToHost), "copy from the GPU");
     b->mirror = std::move(h);
@@ -397,7 +351,8 @@ std::shared_ptr<Data> to_host(const Data& d) {
 }
 
 void eval(const Primitive& p, const std::vector<Array>& raw_in, std::vector<Array>& out, Stream s) {
-  cudaStream_t cs = stream_for(s);
+  Timeline& tl = timeline(s);
+  cudaStream_t cs = tl.stream;
   PrimitiveId id = p.id();
   // A host operand of a binary op that holds one value (a weak scalar, a
   // 0-d constant) travels to the kernel by value, not as an upload.
@@ -446,7 +401,7 @@ void eval(const Primitive& p, const std::vector<Array>& raw_in, std::vector<Arra
       }
   }
   for (auto& o : out)
-    if (o.desc()->data && o.desc()->data->device == Device::gpu) record(*o.desc()->data, cs);
+    if (o.desc()->data && o.desc()->data->device == Device::gpu) record(*o.desc()->data, tl);
   for (const auto& a : raw_in)
     if (a.desc()->data && a.desc()->data->device == Device::gpu) note_reader(*a.desc()->data, cs);
 }
