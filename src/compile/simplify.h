@@ -28,6 +28,13 @@ struct Graph {
   Arrays placeholders;
   std::vector<Step> steps;
   Arrays outputs;
+  // Where replay finds each value, set by trace: slots 0..P-1 are the
+  // inputs, then each step's live outputs in order. Per step, its inputs'
+  // slots (-1: a constant of the trace, used as it is) and its outputs'
+  // (-1: dead); then the graph's outputs'.
+  std::vector<std::vector<int>> input_slots, output_slots;
+  std::vector<int> result_slots;
+  int slots = 0;
 };
 
 /// Runs `f` on placeholders shaped like `inputs` and returns the

@@ -19,15 +19,26 @@
 
 namespace nuvec {
 
-/// FNV-1a over bytes with a final avalanche: stable across runs and
+/// A multiply-xorshift over 8-byte words (FNV-1a over a tail of fewer
+/// bytes) with a final avalanche: stable across runs and
 /// machines of the same endianness (never std::hash, which may differ).
 class StaticHasher {
  public:
   void bytes(const void* p, size_t n) {
     auto* b = static_cast<const unsigned char*>(p);
-    for (size_t i = 0; i < n; ++i) h_ = (h_ ^ b[i]) * 0x100000001b3ull;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      uint64_t w;
+      std::memcpy(&w, b + i, 8);
+      u64(w);
+    }
+    for (; i < n; ++i) h_ = (h_ ^ b[i]) * 0x100000001b3ull;
   }
-  void u64(uint64_t v) { bytes(&v, sizeof v); }
+  // A word at a time (compiled calls hash their key on every call).
+  void u64(uint64_t v) {
+    h_ = (h_ ^ v) * 0x9e3779b97f4a7c15ull;
+    h_ ^= h_ >> 29;
+  }
   uint64_t digest() const {
     uint64_t z = h_;
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;

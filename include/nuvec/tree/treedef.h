@@ -43,16 +43,22 @@ struct TreeDef {
 
 namespace tree_detail {
 
-/// The readable name of T as the compiler spells it ("Affine",
-/// "std::vector<nuvec::Array>").
-template <class T>
-std::string_view type_name() {
-  std::string_view p = __PRETTY_FUNCTION__;
+/// The type's name inside a __PRETTY_FUNCTION__ of a template on T.
+inline std::string_view name_in_signature(std::string_view p) {
   size_t start = p.find("T = ");
   if (start == std::string_view::npos) return p;
   start += 4;
   size_t end = p.find_first_of(";]", start);
   return p.substr(start, end - start);
+}
+
+/// The readable name of T as the compiler spells it ("Affine",
+/// "std::vector<nuvec::Array>"), found once per type (compiled calls ask
+/// for it on every call).
+template <class T>
+std::string_view type_name() {
+  static const std::string_view name = name_in_signature(__PRETTY_FUNCTION__);
+  return name;
 }
 
 /// Builds a TreeDef from what a visit reports.
