@@ -18,6 +18,9 @@
 
 #include "bench_util.h"
 #include "compile/jit.h"
+#ifdef NUVEC_BENCH_FLOOR
+#include "launch_floor.h"
+#endif
 #include "standard_set.h"
 #include "support/bits.h"
 
@@ -144,9 +147,9 @@ void replay() {
     return Arrays{ops::sigmoid(t * 3.0f - 1.0f)};
   };
   std::printf("\nhost time per call on 16 elements (us):\n");
-  std::printf("| %-28s | %10s | %12s | %10s | %10s |\n", "function", "eval each", "back to back", "(issuing)",
-              "one eval");
-  std::printf("|------------------------------|------------|--------------|------------|------------|\n");
+  std::printf("| %-28s | %10s | %12s | %10s | %10s | %10s |\n", "function", "eval each", "back to back", "(issuing)",
+              "one eval", "(building)");
+  std::printf("|------------------------------|------------|--------------|------------|------------|------------|\n");
   const int calls = 2000;
   for (auto [name, fn] : {std::pair<const char*, Fn>{"x*x+1 eager", f}, {"x*x+1 compiled", compile_flat(f)},
                           {"10-op eager", ten}, {"10-op compiled", compile_flat(ten)}}) {
@@ -172,10 +175,24 @@ void replay() {
         for (int i = 0; i < calls; ++i) all.push_back(g(Arrays{x})[0]);
         nuvec::eval(all);
       }) * 1e3 / calls;
-      std::printf("| %-28s | %10.2f | %12.2f | %10.2f | %10.2f |\n", name, each, b2b,
-                  issuing[issuing.size() / 2] * 1e3 / calls, one);
+      // The calls alone: graphs built, nothing evaluated.
+      double building = 0;
+      {
+        Arrays all;
+        all.reserve(calls);
+        building = bench::median_ms(5, [&] {
+          all.clear();
+          for (int i = 0; i < calls; ++i) all.push_back(g(Arrays{x})[0]);
+        }) * 1e3 / calls;
+      }
+      std::printf("| %-28s | %10.2f | %12.2f | %10.2f | %10.2f | %10.2f |\n", name, each, b2b,
+                  issuing[issuing.size() / 2] * 1e3 / calls, one, building);
     });
   }
+#ifdef NUVEC_BENCH_FLOOR
+  std::printf("\nthe CUDA runtime alone, one 16-element kernel (us per call, same machine):\n");
+  for (const FloorRow& r : launch_floor()) std::printf("  %-50s %6.2f\n", r.what, r.us);
+#endif
 }
 
 }  // namespace
