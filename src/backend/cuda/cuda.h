@@ -109,10 +109,12 @@ void launch_cuda_kernel(const CudaKernel& p, const std::vector<Array>& in, std::
 // every input uploaded); outputs have dense device buffers.
 /// Take, Scatter, Concatenate, BitCast, DivMod, NumberOf, Depends,
 /// ArgReduce, Im2Col, Custom, Linalg (data.cpp and its .cu files).
+/// `stream` is the CUDA stream of nuvec stream `s` (whose allocator cache
+/// their scratch buffers come from).
 bool launch_data(const Primitive& p, const std::vector<Array>& in, std::vector<Array>& out,
-                 void* stream);
+                 void* stream, Stream s);
 /// Sort, ArgSort, Partition, ArgPartition, Scan (sort_scan.cpp and its .cu files).
 bool launch_sort_scan(const Primitive& p, const std::vector<Array>& in, std::vector<Array>& out,
-                      void* stream);
+                      void* stream, Stream s);
 
 }  // namespace nuvec::cuda

@@ -61,7 +61,7 @@ uint64_t data::cast_bits(double v, DType d) {
 }
 
 bool launch_data(const Primitive& p, const std::vector<Array>& in,
-                 std::vector<Array>& out, void* stream) {
+                 std::vector<Array>& out, void* stream, Stream st) {
   auto s = static_cast<cudaStream_t>(stream);
   switch (p.id()) {
     case PrimitiveId::Take:
@@ -69,7 +69,7 @@ bool launch_data(const Primitive& p, const std::vector<Array>& in,
       return true;
     case PrimitiveId::Scatter:
       data::scatter(static_cast<const Scatter&>(p), in[0], in[1], in[2], out[0],
-                    s);
+                    s, st);
       return true;
     case PrimitiveId::Concatenate:
       concatenate(static_cast<const Concatenate&>(p), in, out[0], s);

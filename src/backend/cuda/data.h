@@ -16,6 +16,7 @@
 #include "nuvec/primitives/indexing.h"
 #include "nuvec/primitives/reduce.h"
 
+#include "backend/cuda/cuda.h"
 #ifdef __CUDACC__
 #include "backend/cuda/elementwise.cuh"
 #endif
@@ -50,32 +51,20 @@ void by_word(const char* what, int itemsize, F&& f) {
   }
 }
 
-/// Device memory for one primitive's kernels, allocated and freed in the
-/// order of stream `s` (cudaMallocAsync), so freeing it as soon as its
-/// kernels are enqueued is safe. (launch_data has no nuvec Stream to give
-/// cuda::allocate, whose buffers are tied to one.)
+/// Device memory for one primitive's kernels from the caching allocator
+/// of nuvec stream `s` (counted in the memory statistics and limit). It
+/// goes back to that stream's cache when dropped, which is safe as soon as
+/// its kernels are enqueued: only later work of the same stream reuses it.
 class Scratch {
  public:
-  Scratch(size_t bytes, cudaStream_t s) : s_(s) {
-    cudaError_t e = cudaMallocAsync(&p_, bytes == 0 ? 1 : bytes, s);
-    if (e != cudaSuccess) {
-      cudaGetLastError();
-      throw Error(ErrorKind::out_of_memory,
-                  "cudaMallocAsync of " + std::to_string(bytes) +
-                      " bytes of scratch failed: " + cudaGetErrorString(e));
-    }
-  }
-  ~Scratch() { cudaFreeAsync(p_, s_); }
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
+  Scratch(size_t bytes, Stream s) : d_(allocate(bytes, s)) {}
   template <class T>
   T* as() const {
-    return static_cast<T*>(p_);
+    return static_cast<T*>(d_->ptr);
   }
 
  private:
-  void* p_ = nullptr;
-  cudaStream_t s_;
+  std::shared_ptr<Data> d_;
 };
 
 // data_copy.cu
@@ -108,7 +97,7 @@ void im2col(const Im2Col& p, const Array& x, Array& out, cudaStream_t s);
 
 /// Scatter: a copy of x updated in the CPU's order (see scatter.cu).
 void scatter(const Scatter& p, const Array& x, const Array& positions,
-             const Array& updates, Array& out, cudaStream_t s);
+             const Array& updates, Array& out, cudaStream_t s, Stream st);
 
 // data_math.cu
 

@@ -99,7 +99,7 @@ void check(cudaError_t e, const char* what) {
 }  // namespace
 
 void scatter(const Scatter& p, const Array& x, const Array& positions,
-             const Array& updates, Array& out, cudaStream_t s) {
+             const Array& updates, Array& out, cudaStream_t s, Stream st) {
   copy_into(x, out, s);
   const int64_t u = positions.size();
   const int64_t n = x.size();
@@ -108,8 +108,8 @@ void scatter(const Scatter& p, const Array& x, const Array& positions,
     throw Error(ErrorKind::internal, "scatter: the output must be dense");
   Layout l = ew::layout_of({&positions, &updates}, positions.shape());
 
-  Scratch keys_in(u * sizeof(uint64_t), s), order_in(u * sizeof(uint64_t), s);
-  Scratch keys(u * sizeof(uint64_t), s), order(u * sizeof(uint64_t), s);
+  Scratch keys_in(u * sizeof(uint64_t), st), order_in(u * sizeof(uint64_t), st);
+  Scratch keys(u * sizeof(uint64_t), st), order(u * sizeof(uint64_t), st);
   dispatch_dtype(positions.dtype(), [&](auto tag) {
     using I = typename decltype(tag)::type;
     if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>) {
@@ -130,7 +130,7 @@ void scatter(const Scatter& p, const Array& x, const Array& positions,
             nullptr, temp_bytes, keys_in.as<uint64_t>(), keys.as<uint64_t>(),
             order_in.as<uint64_t>(), order.as<uint64_t>(), u, 0, bits, s),
         "sort size");
-  Scratch temp(temp_bytes, s);
+  Scratch temp(temp_bytes, st);
   check(cub::DeviceRadixSort::SortPairs(
             temp.as<void>(), temp_bytes, keys_in.as<uint64_t>(),
             keys.as<uint64_t>(), order_in.as<uint64_t>(), order.as<uint64_t>(),

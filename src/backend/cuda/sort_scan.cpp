@@ -35,19 +35,10 @@ RowLayout row_layout(const Array& in, int axis) {
   return l;
 }
 
-// The nuvec stream whose CUDA stream runs this node (for scratch buffers:
-// the allocator reuses a freed buffer on the same stream only). Every
-// output of a running node still points to its producer.
-Stream stream_of(const Array& out) {
-  const auto& node = out.desc()->node;
-  if (!node) throw Error(ErrorKind::internal, "GPU sort/scan: output without its node");
-  return node->stream;
-}
-
 }  // namespace
 
 bool launch_sort_scan(const Primitive& p, const std::vector<Array>& in, std::vector<Array>& out,
-                      void* stream) {
+                      void* stream, Stream s) {
   int axis = 0;
   bool arg = false;
   switch (p.id()) {
@@ -67,9 +58,9 @@ bool launch_sort_scan(const Primitive& p, const std::vector<Array>& in, std::vec
   if (in[0].size() == 0) return true;  // nothing to launch
   RowLayout l = row_layout(in[0], axis);
   if (p.id() == PrimitiveId::Scan)
-    scan_rows(static_cast<const Scan&>(p), in[0], out[0], l, stream_of(out[0]), stream);
+    scan_rows(static_cast<const Scan&>(p), in[0], out[0], l, s, stream);
   else
-    sort_rows(in[0], out[0], l, arg, stream_of(out[0]), stream);
+    sort_rows(in[0], out[0], l, arg, s, stream);
   return true;
 }
 
