@@ -285,3 +285,31 @@ TEST(Gpu, StreamsAsyncEvalAndDeterminism) {
     EXPECT_EQ(bits_of(chain(s2, s1)), first) << "round " << round;
   }
 }
+
+// Host arrays larger than a staging slot go to the GPU in pinned chunks of
+// 2 MiB through a ring of 8 (16 MiB): arrays of several ring lengths, sizes
+// that are not multiples of a chunk, on two streams with a large product
+// queued ahead, arrive whole and in place.
+TEST(Gpu, LargeUploadsArriveWhole) {
+  NUVEC_GPU_REQUIRED();
+  Stream other = new_stream(Device::gpu);
+  Array busy = random::normal({2048, 2048}, random::key(4), Device::gpu);
+  for (int n : {(2 << 20) / 4 + 1, 5'000'003, 11'000'017}) {
+    std::vector<float> v(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) v[i] = static_cast<float>(i % 1000003) * 0.5f;
+    Array x = array<float>(v, {n});
+    Array product = ops::matmul(busy, busy, Device::gpu);  // work ahead of the copy
+    Array a = ops::add(x, 1.0f, Device::gpu), b = ops::subtract(x, 1.0f, other);
+    nuvec::eval({product, a, b});
+    std::vector<float> va = a.to_vector<float>(), vb = b.to_vector<float>();
+    for (int i = 0; i < n; ++i) {
+      ASSERT_EQ(va[i], v[i] + 1.0f) << n << " " << i;
+      ASSERT_EQ(vb[i], v[i] - 1.0f) << n << " " << i;
+    }
+  }
+  std::vector<int8_t> bytes(3 * (2 << 20) + 7);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<int8_t>(i * 7 % 251 - 125);
+  Array y = ops::add(array<int8_t>(bytes, {static_cast<int>(bytes.size())}), int8_t(1), Device::gpu);
+  std::vector<int8_t> vy = y.to_vector<int8_t>();
+  for (size_t i = 0; i < bytes.size(); ++i) ASSERT_EQ(vy[i], static_cast<int8_t>(bytes[i] + 1)) << i;
+}

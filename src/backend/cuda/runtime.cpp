@@ -9,6 +9,7 @@
 // end (as MLX's eval); async_eval does not.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -222,44 +223,63 @@ void note_reader(const Data& d, cudaStream_t s) {
   check(cudaEventRecord(ev, s), "cudaEventRecord");
 }
 
-// Host-to-device copies of small buffers go through a ring of pinned slots,
-// so they are enqueued without waiting (a copy from pageable memory waits
-// for the stream's earlier work); a slot is reused once its copy is done.
-class Staging {
+// Host-to-device copies go through rings of pinned slots, so that they are
+// enqueued without waiting for the stream (a copy from pageable memory
+// waits for the stream's earlier work first): small buffers take one slot
+// of 64 KiB, larger ones go in chunks of 2 MiB, the host copying the next
+// chunk while the DMA moves the last. A slot is reused once its copy is
+// done. Where pinned memory cannot be had, copies come from pageable memory.
+class PinnedRing {
  public:
-  static constexpr size_t kSlot = 64 << 10;
-  static constexpr int kSlots = 64;
-
-  Staging() {
-    if (cudaMallocHost(&base_, kSlot * kSlots) != cudaSuccess) {
+  PinnedRing(size_t slot, int slots) : slot_(slot), done_(slots) {
+    if (cudaMallocHost(&base_, slot * slots) != cudaSuccess) {
       cudaGetLastError();
       base_ = nullptr;
       return;
     }
     for (auto& e : done_) cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
   }
+  bool usable() const { return base_ != nullptr; }
+  size_t slot() const { return slot_; }
 
-  void upload(void* dst, const void* src, size_t n, cudaStream_t s) {
-    if (!base_ || n > kSlot) {
-      // From pageable memory: the call returns once the bytes are staged.
-      check(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, s), "copy to the GPU");
-      return;
-    }
-    std::lock_guard<std::mutex> lock(mu_);
-    int slot = next_;
-    next_ = (next_ + 1) % kSlots;
-    check(cudaEventSynchronize(done_[slot]), "staging");
-    char* p = base_ + slot * kSlot;
+  // Enqueues the copy of n <= slot() bytes on s.
+  void copy(char* dst, const char* src, size_t n, cudaStream_t s) {
+    int k = next_;
+    next_ = (next_ + 1) % static_cast<int>(done_.size());
+    check(cudaEventSynchronize(done_[k]), "staging");
+    char* p = base_ + k * slot_;
     std::memcpy(p, src, n);
     check(cudaMemcpyAsync(dst, p, n, cudaMemcpyHostToDevice, s), "copy to the GPU");
-    check(cudaEventRecord(done_[slot], s), "cudaEventRecord");
+    check(cudaEventRecord(done_[k], s), "cudaEventRecord");
   }
 
  private:
-  std::mutex mu_;
+  size_t slot_;
   char* base_ = nullptr;
-  cudaEvent_t done_[kSlots] = {};
+  std::vector<cudaEvent_t> done_;
   int next_ = 0;
+};
+
+class Staging {
+ public:
+  void upload(void* dst, const void* src, size_t n, cudaStream_t s) {
+    const bool small = n <= kSmall;
+    std::lock_guard<std::mutex> lock(small ? small_mu_ : large_mu_);
+    auto& ring = small ? small_ : large_;
+    if (!ring) ring = std::make_unique<PinnedRing>(small ? kSmall : kLarge, small ? 64 : 8);
+    if (!ring->usable()) {
+      check(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, s), "copy to the GPU");
+      return;
+    }
+    for (size_t at = 0; at < n; at += ring->slot())
+      ring->copy(static_cast<char*>(dst) + at, static_cast<const char*>(src) + at, std::min(ring->slot(), n - at),
+                 s);
+  }
+
+ private:
+  static constexpr size_t kSmall = 64 << 10, kLarge = 2 << 20;
+  std::mutex small_mu_, large_mu_;
+  std::unique_ptr<PinnedRing> small_, large_;  // made on first use
 };
 
 Staging& staging() {
@@ -395,7 +415,7 @@ void eval(const Primitive& p, const std::vector<Array>& raw_in, std::vector<Arra
       } else if (id == PrimitiveId::AsType || id == PrimitiveId::Copy || id == PrimitiveId::Reshape ||
                  id == PrimitiveId::StopGradient) {
         launch_cast(in[0], out[0], cs);  // a copy in the input's logical order
-      } else if (!launch_data(p, in, out, cs) && !launch_sort_scan(p, in, out, cs)) {
+      } else if (!launch_data(p, in, out, cs, s) && !launch_sort_scan(p, in, out, cs, s)) {
         throw Error(ErrorKind::backend, std::string("no GPU kernel for ") + primitive_name(id) +
                                             " yet (docs/gpu-status.md)");
       }
