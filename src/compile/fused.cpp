@@ -21,11 +21,13 @@ Expected<std::vector<OutputSpec>> Fused::output_specs(const std::vector<Array>& 
   // Operands broadcast as the element-wise ops they replace did.
   Shape shape = inputs[0].shape();
   for (const auto& in : inputs) {
+    if (in.ndim() == 0 || in.shape() == shape) continue;  // (replays ask on every call)
     auto b = ops::broadcast_shapes(shape, in.shape());
     if (!b) return b.error();
     shape = *b;
   }
   std::vector<OutputSpec> out;
+  out.reserve(outputs_.size());
   for (int v : outputs_) {
     OutputSpec s;
     s.shape = shape;
