@@ -313,3 +313,32 @@ TEST(Gpu, LargeUploadsArriveWhole) {
   std::vector<int8_t> vy = y.to_vector<int8_t>();
   for (size_t i = 0; i < bytes.size(); ++i) ASSERT_EQ(vy[i], static_cast<int8_t>(bytes[i] + 1)) << i;
 }
+
+// Waits between streams and from the host go through events recorded when
+// the wait comes (src/backend/cuda/timeline.h): a reader on another stream
+// and a host read after async_eval each see their writer's result, while
+// the writer's stream has slow work ahead of the write and more queued
+// behind it, over rounds that reuse the recorded events.
+TEST(Gpu, WaitsFindTheirWrites) {
+  NUVEC_GPU_REQUIRED();
+  Stream a = new_stream(Device::gpu), b = new_stream(Device::gpu);
+  Array w = ops::multiply(random::normal({2048, 2048}, random::key(5), a), 1e-3f, a);
+  Array x = random::normal({1 << 20}, random::key(6), a);
+  nuvec::eval({w, x});
+  const std::vector<float> xs = x.to_vector<float>();
+  for (int round = 0; round < 4; ++round) {
+    Array slow = w;
+    for (int k = 0; k < 4; ++k) slow = ops::matmul(slow, w, a);  // ahead of the write on a
+    Array written = ops::add(ops::multiply(x, float(round + 2), a), ops::sum(slow, false, a) * 0.0f, a);
+    Array read = ops::add(written, 1.0f, b);  // waits on b for a's write
+    async_eval({read});
+    Array behind = ops::matmul(slow, w, a);  // queued on a behind the write
+    async_eval({behind});
+    std::vector<float> got = read.to_vector<float>(), direct = written.to_vector<float>();
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const float expect = xs[i] * float(round + 2);
+      ASSERT_EQ(direct[i], expect) << round << " " << i;
+      ASSERT_EQ(got[i], expect + 1.0f) << round << " " << i;
+    }
+  }
+}
