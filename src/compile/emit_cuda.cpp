@@ -22,6 +22,18 @@ struct Params {
   std::vector<GpuTable> tables;  // values the contiguous kernel looks up
 };
 
+// Whether the region computes (not looks up) an operation that has a fast
+// variant for small arguments on the GPU (kernels::Small).
+bool computes_small(const EmitRegion& r, const std::vector<GpuTable>& tables) {
+  const int n_in = r.fused->num_inputs();
+  for (size_t j = 0; j < r.fused->ops().size(); ++j) {
+    bool looked_up = false;
+    for (const GpuTable& t : tables) looked_up = looked_up || t.value == n_in + static_cast<int>(j);
+    if (has_small_on_gpu(r, j) && !looked_up) return true;
+  }
+  return false;
+}
+
 Params params_of(const EmitRegion& r, int index) {
   Params p;
   CudaParams c = cuda_params(r);
@@ -40,9 +52,7 @@ Params params_of(const EmitRegion& r, int index) {
     const char* e = std::getenv("NUVEC_GPU_INTERLEAVE");
     return e ? std::atoi(e) : -1;
   }();
-  bool fast = false;
-  for (size_t j = 0; j < r.fused->ops().size(); ++j) fast = fast || has_small_on_gpu(r, j);
-  const bool spread = interleave == 1 || (interleave != 0 && (c.pack >= 8 || fast));
+  const bool spread = interleave == 1 || (interleave != 0 && (c.pack >= 8 || computes_small(r, c.tables)));
   p.pack = spread ? c.pack : c.per_thread;
   p.tables = c.tables;
   for (int v : r.fused->outputs()) p.out_types.push_back(value_dtype(r, v));
@@ -363,18 +373,25 @@ CudaParams cuda_params(const EmitRegion& r) {
   // chains (H200, 2^26 float32: GELU erf 0.171 -> 0.154 ms, SwiGLU 0.220
   // -> 0.201, the sin/cos chain 0.258 -> 0.234), one elsewhere (x*x+1
   // 0.142 -> 0.151 and Adam 0.462 -> 0.488 with two). The environment
-  // variable NUVEC_GPU_PACKS_PER_THREAD=k (1 to 4) forces k packs for
+  // variable NUVEC_GPU_PACKS_PER_THREAD=k (1, 2 or 4) forces k packs for
   // every region, for tuning; read once. The source changes with it, so
   // cached kernels do not mix. Regions reading a broadcast row take two as
   // well (scale-bias-relu, float32: 0.150-0.157 -> 0.142 ms, 88-90% -> 99%
-  // of copy; bfloat16 0.098 -> 0.095).
+  // of copy; bfloat16 0.098 -> 0.095). Four where the transcendental
+  // functions go through the fast variants for small arguments (their
+  // packs interleaved): the float32 sin/cos chain 0.192-0.196 -> 0.181-0.185
+  // ms (H200, two runs each; four packs made float32 GELU, whose packs are
+  // consecutive, 40-70% slower, and the bfloat16 functions, whose
+  // functions are looked up, 1-4%).
   static const int forced = [] {
     const char* e = std::getenv("NUVEC_GPU_PACKS_PER_THREAD");
     int k = e ? std::atoi(e) : 0;
-    return k >= 1 && k <= 4 ? k : 0;
+    return k == 1 || k == 2 || k == 4 ? k : 0;
   }();
-  c.per_thread *= forced ? forced : compute_bound(r) || r.broadcast ? 2 : 1;
   if (tables_enabled()) c.tables = table_values(r, c);
+  const bool heavy = compute_bound(r);
+  int packs = heavy && computes_small(r, c.tables) ? 4 : heavy || r.broadcast ? 2 : 1;
+  c.per_thread *= forced ? forced : packs;
   return c;
 }
 
