@@ -136,3 +136,52 @@ TEST(Eval, MemoryLimitFailsTheNodeNotTheProcess) {
   Array ok = ops::full({1 << 10}, 1.0, float32).copy();
   EXPECT_EQ(ok.sum().item<float>(), 1024.0f);
 }
+
+// schedule orders the work without running it; Scheduled::eval runs it
+// once (work done meanwhile by another eval of shared nodes is not run
+// again), async_eval starts it on the worker, and failures surface at eval.
+TEST(Eval, ScheduleOrdersWithoutRunning) {
+  // The same graph evaluated alone: how many nodes a's work takes.
+  auto graph = [] {
+    Array t = ops::arange(1000);
+    t = t * t;
+    return std::pair<Array, Array>{t.sum(), (t - 1).sum()};
+  };
+  uint64_t before = detail::executed_node_count();
+  graph().first.eval();
+  const uint64_t alone = detail::executed_node_count() - before;
+  auto [a, b] = graph();
+  before = detail::executed_node_count();
+  Scheduled s = schedule({a});
+  EXPECT_EQ(detail::executed_node_count(), before);  // nothing ran
+  EXPECT_FALSE(a.is_available());
+  ASSERT_EQ(s.arrays().size(), 1u);
+  b.eval();  // runs the nodes a shares with b (arange, t * t) and b's own
+  before = detail::executed_node_count();
+  s.eval();  // only what a does not share is left
+  const uint64_t ran = detail::executed_node_count() - before;
+  EXPECT_GE(ran, 1u);
+  EXPECT_LT(ran, alone);
+  EXPECT_EQ(a.item<int>(), 332833500);  // the sum of i^2 below 1000
+  EXPECT_EQ(b.item<int>(), 332833500 - 1000);
+  s.eval();  // nothing left to run
+  EXPECT_EQ(detail::executed_node_count(), before + ran);
+  Scheduled().eval();  // an empty schedule does nothing
+}
+
+TEST(Eval, ScheduledAsyncEvalThenRead) {
+  Array y = array({1.0f});
+  for (int i = 0; i < 1000; ++i) y = y + 1.0;
+  Scheduled s = schedule({y});
+  s.async_eval();
+  EXPECT_EQ(y.item<float>(), 1001.0f);
+}
+
+TEST(Eval, ScheduledEvalThrowsTheFailure) {
+  Array bad = ops::reshape(ops::arange(10), {7});
+  ASSERT_TRUE(bad.is_failed());
+  Array good = ops::arange(3) + 1;
+  Scheduled s = schedule({good, bad});
+  EXPECT_THROW(s.eval(), Error);
+  EXPECT_EQ(good.to_vector<int>(), (std::vector<int>{1, 2, 3}));
+}

@@ -342,3 +342,16 @@ TEST(Gpu, WaitsFindTheirWrites) {
     }
   }
 }
+
+// A schedule of GPU work, started on the worker, gives eager's bits.
+TEST(Gpu, ScheduledWorkMatchesTheCpu) {
+  NUVEC_GPU_REQUIRED();
+  Array x = random::normal({1 << 16}, random::key(8));
+  auto chain = [&](StreamOrDevice s) { return ops::exp(ops::sin(ops::multiply(x, 3.0f, s), s), s); };
+  Array g = chain(Device::gpu);
+  Scheduled s = schedule({g});
+  s.async_eval();
+  EXPECT_EQ(bits_of(g), bits_of(chain(kCpu)));
+  s.eval();
+  EXPECT_EQ(g.desc()->data->device, Device::gpu);
+}

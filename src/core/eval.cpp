@@ -166,12 +166,13 @@ void run_node(const NodePtr& n) {
 
 void wait_for_async_submissions();
 
-void eval_impl(const std::vector<Array>& arrays, bool throw_errors) {
-  if (throw_errors) wait_for_async_submissions();
+// The nodes the arrays still need, each after its inputs (failed arrays
+// are skipped; with `throw_failed` the first one's error is thrown).
+std::vector<NodePtr> pending_order(const std::vector<Array>& arrays, bool throw_failed) {
   std::vector<NodePtr> roots;
   for (const auto& a : arrays) {
     if (a.is_failed()) {
-      if (throw_errors) throw *a.error();
+      if (throw_failed) throw *a.error();
       continue;
     }
     const auto& n = a.desc()->node;
@@ -184,9 +185,12 @@ void eval_impl(const std::vector<Array>& arrays, bool throw_errors) {
   // soon as its gradient is done (measured in bench/transforms_bench: the
   // peak of a 20-block backward pass halves).
   std::reverse(roots.begin(), roots.end());
-  for (const auto& n : topological_order(roots)) run_node(n);
-  if (!throw_errors) return;  // async_eval: GPU work may still run
-  // eval returns when the values exist, GPU work included (as MLX's eval).
+  return topological_order(roots);
+}
+
+// eval's end: the values exist, GPU work included (as MLX's eval); the
+// first failure is thrown.
+void finish(const std::vector<Array>& arrays) {
   for (const auto& a : arrays) {
     const auto& d = a.desc()->data;
     if (d && d->device == Device::gpu) {
@@ -195,9 +199,17 @@ void eval_impl(const std::vector<Array>& arrays, bool throw_errors) {
     }
   }
   for (const auto& a : arrays) {
+    if (a.is_failed()) throw *a.error();
     const auto& n = a.desc()->node;
     if (n && n->error) throw *n->error;
   }
+}
+
+void eval_impl(const std::vector<Array>& arrays, bool throw_errors) {
+  if (throw_errors) wait_for_async_submissions();
+  for (const auto& n : pending_order(arrays, throw_errors)) run_node(n);
+  if (!throw_errors) return;  // async_eval: GPU work may still run
+  finish(arrays);
 }
 
 // One background worker for async_eval, started on first use. eval() on
@@ -208,11 +220,16 @@ void eval_impl(const std::vector<Array>& arrays, bool throw_errors) {
 // (host time measured inside the backend, 2000 16-element calls).
 class AsyncWorker {
  public:
-  void submit(std::vector<Array> arrays) {
+  // A job: arrays to evaluate, with their order when schedule made it.
+  struct Job {
+    std::vector<Array> arrays;
+    std::shared_ptr<const std::vector<NodePtr>> order;
+  };
+  void submit(Job job) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
-      queue_.push_back(std::move(arrays));
+      queue_.push_back(std::move(job));
       ++submitted_;
     }
     cv_.notify_one();
@@ -243,7 +260,7 @@ class AsyncWorker {
   void loop() {
     in_worker() = true;
     for (;;) {
-      std::vector<Array> job;
+      Job job;
       {
         std::unique_lock<std::mutex> lock(mu_);
         cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
@@ -251,8 +268,13 @@ class AsyncWorker {
         job = std::move(queue_.front());
         queue_.pop_front();
       }
-      eval_impl(job, false);  // errors stay on the nodes for readers
-      job.clear();
+      // Errors stay on the nodes for readers.
+      if (job.order) {
+        for (const auto& n : *job.order) run_node(n);
+      } else {
+        eval_impl(job.arrays, false);
+      }
+      job = Job{};
       bool wake;
       {
         std::lock_guard<std::mutex> lock(mu_);
@@ -264,7 +286,7 @@ class AsyncWorker {
   }
   std::mutex mu_;
   std::condition_variable cv_, idle_;
-  std::deque<std::vector<Array>> queue_;
+  std::deque<Job> queue_;
   uint64_t submitted_ = 0, finished_ = 0;  // jobs, in submission order
   int waiting_ = 0;                         // threads in drain()
   bool stop_ = false;
@@ -282,7 +304,27 @@ void wait_for_async_submissions() { async_worker().drain(); }
 
 void eval(const std::vector<Array>& arrays) { eval_impl(arrays, true); }
 
-void async_eval(const std::vector<Array>& arrays) { async_worker().submit(arrays); }
+void async_eval(const std::vector<Array>& arrays) { async_worker().submit({arrays, nullptr}); }
+
+Scheduled schedule(const std::vector<Array>& arrays) {
+  Scheduled s;
+  s.arrays_ = arrays;
+  s.order_ = std::make_shared<const std::vector<NodePtr>>(pending_order(arrays, false));
+  return s;
+}
+
+void Scheduled::async_eval() const {
+  if (order_) async_worker().submit({arrays_, order_});
+}
+
+void Scheduled::eval() const {
+  wait_for_async_submissions();
+  for (const auto& a : arrays_)
+    if (a.is_failed()) throw *a.error();
+  if (order_)
+    for (const auto& n : *order_) run_node(n);
+  finish(arrays_);
+}
 
 const Array& Array::eval() const {
   eval_impl({*this}, true);
