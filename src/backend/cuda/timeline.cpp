@@ -57,10 +57,9 @@ Timelines& timelines() {
   return *t;
 }
 
-// At most this many events per timeline wait to be seen complete; beyond
-// it the oldest complete ones go back to the pool.
+// Once a timeline holds this many events, recording another first returns
+// the complete ones (oldest first) to the pool.
 constexpr size_t kMarks = 64;
-
 
 // Whether event e has completed (without leaving cudaErrorNotReady as the
 // thread's last error, which a later launch check would read).
