@@ -121,15 +121,12 @@ bool use_pairs(const EmitRegion& r) {
 // kernels::Small): where an operation that has one is computed (not
 // looked up).
 // NUVEC_GPU_SMALL_PACKS=0 (read once) turns it off, for tuning.
-bool small_packs(const EmitRegion& r, const std::vector<std::string>& looked_up) {
+bool small_packs(const EmitRegion& r, const std::vector<GpuTable>& tables) {
   static const bool enabled = [] {
     const char* e = std::getenv("NUVEC_GPU_SMALL_PACKS");
     return !(e && std::string(e) == "0");
   }();
-  const int n_in = r.fused->num_inputs();
-  for (size_t j = 0; enabled && j < r.fused->ops().size(); ++j)
-    if (has_small_on_gpu(r, j) && looked_up[n_in + j].empty()) return true;
-  return false;
+  return enabled && computes_small(r, tables);
 }
 
 // Input a's element i: dense (len 0), one value (len 1), or a row of len
@@ -200,7 +197,7 @@ void contig(std::ostream& os, const EmitRegion& r, const Params& p) {
   // it measured 0.369 ms: the division's slow-path calls then split the
   // output pack into single-word stores placed between the divisions, and
   // warps stalled on them (ncu).
-  if (small_packs(r, looked_up)) {
+  if (small_packs(r, p.tables)) {
     os << "    unsigned outside = 0;\n";
     pack_loop(true);
     os << "    if (outside) {\n";
