@@ -195,13 +195,84 @@ void replay() {
 #endif
 }
 
+// An optimizer step on a small model: the standard set's Adam update over
+// 32 parameters (16 of [256, 256], 16 of [256]), float32, one compiled
+// function of all of them (128 inputs, 96 outputs) against the same ops
+// eager. Host time per step (us): waiting for each step, and steps issued
+// back to back (each step's state feeds the next; async_eval, one wait at
+// the end); and the generated kernels a compiled step runs. One launch per
+// parameter is what a whole-step CUDA graph or horizontal fusion would cut
+// (docs/gpu-status.md); tools/peer_gpu_bench.py --step measures PyTorch on
+// the same step.
+void step(const std::string& only) {
+  const auto set = bench::standard_set();
+  const auto adam = std::find_if(set.begin(), set.end(), [](const bench::StandardFunction& c) {
+    return std::string(c.name).rfind("Adam", 0) == 0;
+  });
+  constexpr int kParams = 32;
+  // State as [p..., m..., v...]; the gradients stay fixed.
+  auto fn = [f = adam->f](const Arrays& a) {
+    Arrays p, m, v;
+    for (int k = 0; k < kParams; ++k) {
+      Arrays r = f(Arrays{a[k], a[3 * kParams + k], a[kParams + k], a[2 * kParams + k]});
+      p.push_back(r[0]);
+      m.push_back(r[1]);
+      v.push_back(r[2]);
+    }
+    Arrays out = p;
+    out.insert(out.end(), m.begin(), m.end());
+    out.insert(out.end(), v.begin(), v.end());
+    return out;
+  };
+  Arrays state, grads;
+  for (int j = 0; j < 4 * kParams; ++j) {
+    Shape s = j % 2 ? Shape{256} : Shape{256, 256};
+    Array a = ops::copy(random::uniform(0.1f, 2.0f, s, float32, random::key(100 + j)), Device::gpu);
+    a.eval();
+    (j < 3 * kParams ? state : grads).push_back(a);
+  }
+  std::printf("\nAdam over %d parameters (16 of [256,256], 16 of [256]), float32, host time per step (us):\n",
+              kParams);
+  std::printf("| %-12s | %10s | %12s | %14s |\n", "step", "eval each", "back to back", "kernels a step");
+  std::printf("|--------------|------------|--------------|----------------|\n");
+  const int steps = only.empty() ? 200 : 2000;
+  for (auto [name, f] : {std::pair<const char*, Fn>{"eager", fn}, {"compiled", compile_flat(fn)}}) {
+    if (!only.empty() && std::string(name) == "eager") continue;
+    auto g = f;
+    with_stream(Device::gpu, [&] {
+      auto run = [&](bool each) {
+        Arrays s = state;
+        for (int i = 0; i < steps; ++i) {
+          Arrays in = s;
+          in.insert(in.end(), grads.begin(), grads.end());
+          s = g(in);
+          if (each) {
+            nuvec::eval(s);
+          } else {
+            async_eval(s);
+          }
+        }
+        nuvec::eval(s);
+      };
+      const auto before = jit::stats().generated_runs;
+      run(true);  // also builds the trace and the kernels
+      const double kernels = static_cast<double>(jit::stats().generated_runs - before) / steps;
+      double each = only == "b2b" ? 0 : bench::median_ms(5, [&] { run(true); }) * 1e3 / steps;
+      double b2b = only == "each" ? 0 : bench::median_ms(5, [&] { run(false); }) * 1e3 / steps;
+      std::printf("| %-12s | %10.1f | %12.1f | %14.1f |\n", name, each, b2b, kernels);
+    });
+  }
+}
+
 }  // namespace
 
 // `gpu_compile_bench first` measures the first calls only (run it in a
 // few fresh processes: the first in a machine's life also reads NVRTC's
 // libraries from disk); `gpu_compile_bench replay` the 16-element calls
 // only; `gpu_compile_bench set NAME [DTYPE]` the functions of the
-// standard set whose names contain NAME (for a profiler).
+// standard set whose names contain NAME (for a profiler); `gpu_compile_bench
+// step [each|b2b]` the optimizer step over 32 parameters (with an
+// argument: the compiled step alone, one way, longer, for a profiler).
 int main(int argc, char** argv) {
   if (!is_available(Device::gpu)) {
     std::printf("no GPU: nothing to measure\n");
@@ -213,10 +284,17 @@ int main(int argc, char** argv) {
     replay();
     return 0;
   }
+  if (mode == "step") {
+    step(argc > 2 ? argv[2] : "");
+    return 0;
+  }
   if (mode != "set") first_calls();
   if (mode == "first") return 0;
   std::string only = mode == "set" && argc > 2 ? argv[2] : "";
   for (DType dt : {float32, bfloat16})
     if (mode != "set" || argc < 4 || dtype_name(dt) == argv[3]) standard_set(dt, 1 << 26, only);
-  if (mode != "set") replay();
+  if (mode != "set") {
+    replay();
+    step("");
+  }
 }

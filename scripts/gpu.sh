@@ -37,5 +37,6 @@ done
 if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
   python3 tools/peer_gpu_bench.py || status=$?
   [ -n "${NUVEC_PEERS_COMPILE:-}" ] && { python3 tools/peer_gpu_bench.py --compile || status=$?; }
+  [ -n "${NUVEC_PEERS_COMPILE:-}" ] && { python3 tools/peer_gpu_bench.py --step || status=$?; }
 fi
 exit $status

@@ -160,6 +160,72 @@ TEST(GpuCompile, SmallCallsLaunchThroughGraphs) {
   if (!(mode && std::string(mode) == "0")) EXPECT_GE(jit::stats().gpu_graph_launches - before, 300u);
 }
 
+// Generated kernels of small grids are held back on their stream and
+// launched together as one graph of a chain of nodes (cuda/module.h's
+// defer_module_kernel). An optimizer step over 12 parameters of several
+// shapes (one kernel each) runs 30 times, each step fed the last one's
+// values, with work between steps that must see the held kernels' results
+// or must not overtake them: steps left unevaluated (two steps' kernels in
+// one eval, more than one batch), a second stream, gradients uploaded from
+// the host, reductions, host reads. Every value equals the same steps done
+// eagerly on the CPU, bit for bit.
+TEST(GpuCompile, HeldLaunchesKeepTheirOrder) {
+  NUVEC_GPU_REQUIRED();
+  constexpr int K = 12;
+  auto step = [](const Arrays& a) {  // [p..., m..., v..., g...] -> [p..., m..., v...]
+    Arrays out(3 * K);
+    for (int k = 0; k < K; ++k) {
+      const Array &p = a[k], &m = a[K + k], &v = a[2 * K + k], &g = a[3 * K + k];
+      out[K + k] = m * 0.9f + g * 0.1f;
+      out[2 * K + k] = v * 0.999f + g * g * 0.001f;
+      out[k] = p - out[K + k] * 1e-3f / (ops::sqrt(out[2 * K + k]) + 1e-8f);
+    }
+    return out;
+  };
+  auto compiled = compile_flat(step);
+  const Shape shapes[K] = {{}, {3}, {16}, {64}, {1000}, {33, 7}, {4, 256}, {1}, {257}, {8, 8}, {5000}, {2, 3, 4}};
+  auto values = [&](int j, int seed) {
+    Array a = random::uniform(0.1f, 2.0f, shapes[j % K], float32, random::key(seed));
+    a.eval();
+    return a;
+  };
+  Arrays cpu, gpu;
+  for (int j = 0; j < 4 * K; ++j) {
+    cpu.push_back(values(j, 300 + j));
+    gpu.push_back(ops::copy(cpu.back(), Device::gpu));
+  }
+  nuvec::eval(gpu);
+  Stream other = new_stream(Device::gpu);
+  const auto graphs_before = jit::stats().gpu_graph_launches;
+  std::vector<std::pair<Array, Array>> sums;  // (the CPU's values, their sum on the GPU)
+  for (int i = 0; i < 30; ++i) {
+    Arrays next_cpu, next_gpu;
+    with_stream(Device::cpu, [&] { next_cpu = step(cpu); });
+    with_stream(i % 3 == 2 ? other : default_stream(Device::gpu), [&] { next_gpu = compiled(gpu); });
+    std::copy(next_cpu.begin(), next_cpu.end(), cpu.begin());
+    std::copy(next_gpu.begin(), next_gpu.end(), gpu.begin());
+    if (i % 2 == 0) async_eval(next_gpu);  // odd steps: built on unevaluated values
+    if (i % 5 == 1) {                       // new gradients from the host
+      for (int k = 0; k < K; ++k) cpu[3 * K + k] = gpu[3 * K + k] = values(k, 1000 + 31 * i + k);
+    }
+    if (i % 7 == 3) {  // a reduction (not held) on the stream after the step
+      sums.emplace_back(cpu[4], ops::sum(gpu[4], false, Device::gpu));
+      async_eval({sums.back().second});
+    }
+    if (i % 4 == 0) {  // a host read of one value
+      const int k = i % (3 * K);
+      EXPECT_EQ(bits_of(cpu[k]), bits_of(gpu[k])) << "step " << i << ", value " << k;
+    }
+  }
+  for (int j = 0; j < 3 * K; ++j) EXPECT_EQ(bits_of(cpu[j]), bits_of(gpu[j])) << "value " << j;
+  // The same reduction of the same values on the GPU (not the CPU's sum:
+  // reductions may differ between the backends in their last bits).
+  for (const auto& [c, g] : sums)
+    EXPECT_EQ(bits_of(ops::sum(ops::copy(c, Device::gpu), false, Device::gpu)), bits_of(g));
+  const char* mode = std::getenv("NUVEC_GPU_GRAPHS");
+  if (!(mode && std::string(mode) == "0")) EXPECT_GE(jit::stats().gpu_graph_launches - graphs_before, 30u * K);
+}
+
 // kernels::fast_div / fast_quotient (the generated kernels' i % len for
 // rows repeated over leading axes) equal integer division for every x
 // below 2^31: all divisors up to 3000 and powers of two, neighbours of

@@ -5,7 +5,8 @@ bench/gpu_compile_bench.cpp, on the same GPU.
 Run beside those benchmarks by scripts/gpu.sh when torch (and jax) are
 installed there. Never needed by the build or the tests. `--compile` adds
 the compile standard set (torch eager, torch.compile, jax.jit at 2^26
-float32 and bfloat16, the host time of a call on 16 elements).
+float32 and bfloat16, the host time of a call on 16 elements); `--step`
+the optimizer step of `gpu_compile_bench step` (Adam over 32 parameters).
 """
 import sys
 import time
@@ -157,7 +158,74 @@ def jax_set():
             print(f"| {name} | {tc:.3f} | {gbs:.0f} |")
 
 
+def torch_step():
+    """Adam over 32 parameters (16 of [256, 256], 16 of [256]), float32: host
+    time per step, synchronizing each step and issuing steps back to back."""
+    adam = dict((name, f) for name, _, f in standard_set(torch))["Adam update (4 in, 3 out)"]
+    k = 32
+
+    def step(p, g, m, v):
+        out = [adam(*a) for a in zip(p, g, m, v)]
+        return [o[0] for o in out], [o[1] for o in out], [o[2] for o in out]
+
+    def make(j):
+        return torch.rand((256, 256) if j % 2 == 0 else (256,), device="cuda") * 1.9 + 0.1
+    p, m, v, g = ([make(j) for j in range(k)] for _ in range(4))
+    print(f"\ntorch {torch.__version__}: Adam over {k} parameters, float32, host time per step (us)")
+    print("| step | sync each | back to back |\n|---|---|---|")
+    for name, f in [("eager", step), ("torch.compile", torch.compile(step))]:
+        def run(each, steps=200):
+            s = (p, m, v)
+            for _ in range(steps):
+                s = f(s[0], g, s[1], s[2])
+                if each:
+                    torch.cuda.synchronize()
+            torch.cuda.synchronize()
+        run(True, 5)
+        times = {}
+        for each in (True, False):
+            ts = []
+            for _ in range(5):
+                t0 = time.perf_counter()
+                run(each)
+                ts.append((time.perf_counter() - t0) / 200 * 1e6)
+            times[each] = sorted(ts)[2]
+        print(f"| {name} | {times[True]:.1f} | {times[False]:.1f} |")
+
+    # The same update in place, captured once in a CUDA graph and replayed
+    # (how a PyTorch user removes a small step's launch overhead by hand).
+    def inplace():
+        for pk, gk, mk, vk in zip(p, g, m, v):
+            mk.mul_(B1).add_(gk * (1 - B1))
+            vk.mul_(B2).add_(gk * gk * (1 - B2))
+            pk.sub_(mk * LR / (torch.sqrt(vk) + EPS))
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        inplace()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        inplace()
+    times = {}
+    for each in (True, False):
+        ts = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            for _ in range(200):
+                graph.replay()
+                if each:
+                    torch.cuda.synchronize()
+            torch.cuda.synchronize()
+            ts.append((time.perf_counter() - t0) / 200 * 1e6)
+        times[each] = sorted(ts)[2]
+    print(f"| eager in place, one CUDA graph | {times[True]:.1f} | {times[False]:.1f} |")
+
+
 if __name__ == "__main__":
+    if "--step" in sys.argv:
+        torch_step()
+        sys.exit(0)
     if "--compile" in sys.argv:
         torch_set()
         jax_set()

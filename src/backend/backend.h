@@ -32,6 +32,9 @@ std::shared_ptr<Data> allocate_gpu(size_t nbytes, Stream s);
 bool gpu_donate(const Data& d, Stream s);
 /// Waits for all enqueued GPU work (throws for a kernel that failed).
 void gpu_synchronize();
+/// Enqueues the GPU work eval_gpu held back (launches it may batch); an
+/// eval calls it once its nodes have run.
+void gpu_flush();
 /// Runs `p` on GPU stream `s` (inputs on the host are uploaded).
 void eval_gpu(const Primitive& p, const std::vector<Array>& inputs, std::vector<Array>& outputs,
               Stream s);

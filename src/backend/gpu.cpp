@@ -15,6 +15,7 @@ std::string gpu_unavailable_reason() { return cuda::unavailable_reason(); }
 std::shared_ptr<Data> allocate_gpu(size_t nbytes, Stream s) { return cuda::allocate(nbytes, s); }
 bool gpu_donate(const Data& d, Stream s) { return cuda::donate(d, s); }
 void gpu_synchronize() { cuda::synchronize(); }
+void gpu_flush() { cuda::flush(); }
 void eval_gpu(const Primitive& p, const std::vector<Array>& in, std::vector<Array>& out, Stream s) {
   cuda::eval(p, in, out, s);
 }
@@ -55,6 +56,7 @@ std::string gpu_unavailable_reason() { return "nuvec was built without CUDA"; }
 std::shared_ptr<Data> allocate_gpu(size_t, Stream) { no_gpu(); }
 bool gpu_donate(const Data&, Stream) { return false; }
 void gpu_synchronize() {}
+void gpu_flush() {}
 void eval_gpu(const Primitive&, const std::vector<Array>&, std::vector<Array>&, Stream) { no_gpu(); }
 const void* host_data(const Data&) { no_gpu(); }
 GpuMemory gpu_memory() { return {}; }

@@ -208,6 +208,7 @@ void finish(const std::vector<Array>& arrays) {
 void eval_impl(const std::vector<Array>& arrays, bool throw_errors) {
   if (throw_errors) wait_for_async_submissions();
   for (const auto& n : pending_order(arrays, throw_errors)) run_node(n);
+  backend::gpu_flush();
   if (!throw_errors) return;  // async_eval: GPU work may still run
   finish(arrays);
 }
@@ -271,6 +272,7 @@ class AsyncWorker {
       // Errors stay on the nodes for readers.
       if (job.order) {
         for (const auto& n : *job.order) run_node(n);
+        backend::gpu_flush();
       } else {
         eval_impl(job.arrays, false);
       }
@@ -323,6 +325,7 @@ void Scheduled::eval() const {
     if (a.is_failed()) throw *a.error();
   if (order_)
     for (const auto& n : *order_) run_node(n);
+  backend::gpu_flush();
   finish(arrays_);
 }
 

@@ -32,6 +32,11 @@ std::shared_ptr<Data> allocate(size_t nbytes, Stream s);
 /// Waits for all GPU work; throws an Error for a kernel that failed.
 void synchronize();
 
+/// Launches the generated kernels held back on every stream (module.h's
+/// defer_module_kernel); an eval calls it when its nodes are enqueued.
+/// Never throws: a launch error is thrown by the next synchronize.
+void flush();
+
 /// Enqueues `p` on the GPU stream `s` (returns before it runs): outputs are
 /// device buffers; inputs on the host are uploaded first, inputs made on
 /// other streams are waited for through their events. Throws Error(unsupported_dtype / backend) when

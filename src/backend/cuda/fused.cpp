@@ -107,10 +107,14 @@ constexpr long long kPatterns = 1 << 16;
 // reused buffer).
 template <class Fill>
 std::shared_ptr<void> make_table(int size, cudaStream_t cs, Stream s, const Fill& fill) {
+  flush_launches(cs);
   auto patterns = allocate(kPatterns * 2, s);
   void* t = nullptr;
   check(cudaMalloc(&t, kPatterns * size), "cudaMalloc of a lookup table");
-  std::shared_ptr<void> table(t, [](void* q) { cudaFree(q); });
+  std::shared_ptr<void> table(t, [](void* q) {
+    flush_all_launches();  // a held lookup launches before its table goes
+    cudaFree(q);
+  });
   launch_all_patterns(patterns->ptr, cs);
   fill(patterns->ptr, t);
   check(cudaStreamSynchronize(cs), "a lookup table's build");
@@ -181,7 +185,7 @@ bool generated(const FusedGpuKernel& k, const std::vector<Array>& in, std::vecto
     const int threads = contig_threads();
     long long per_block = static_cast<long long>(threads) * k.per_thread;
     dim3 grid(static_cast<unsigned>((n + per_block - 1) / per_block));
-    launch_module_kernel(contig_function(k), grid, dim3(threads), args.data(), 0, cs, "a generated kernel");
+    defer_module_kernel(contig_function(k), grid, dim3(threads), args.data(), 0, cs, "a generated kernel");
     return true;
   }
   const void* strided_fn = strided_function(k);
@@ -211,6 +215,7 @@ bool generated(const FusedGpuKernel& k, const std::vector<Array>& in, std::vecto
 // to the outputs' buffers.
 void one_by_one(const Fused& p, const std::vector<Array>& in, std::vector<Array>& out, cudaStream_t cs,
                 Stream s) {
+  flush_launches(cs);  // the eager kernels launch directly
   const Shape& shape = out[0].shape();
   const int n_in = p.num_inputs();
   std::vector<Array> values;

@@ -3,6 +3,8 @@
 
 #include <cuda.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <unordered_map>
@@ -22,6 +24,7 @@ struct Library {
   cudaLibrary_t lib = nullptr;
   std::vector<const void*> functions;
   ~Library() {
+    flush_all_launches();  // no held launch may outlive its kernel
     forget_graphs(functions);
     if (lib) cudaLibraryUnload(lib);
   }
@@ -47,13 +50,15 @@ struct Driver {
   CUresult (*graph_launch)(CUgraphExec, CUstream) = nullptr;
   CUresult (*exec_destroy)(CUgraphExec) = nullptr;
   CUresult (*graph_destroy)(CUgraph) = nullptr;
+  // A kernel's parameter layout (defer_module_kernel); null where not offered.
+  CUresult (*param_info)(CUfunction, size_t, size_t*, size_t*) = nullptr;
 };
 
 template <class F>
-bool entry_point(const char* name, F* fn) {
+bool entry_point(const char* name, F* fn, unsigned version = 12000) {
   void* p = nullptr;
   cudaDriverEntryPointQueryResult found{};
-  if (cudaGetDriverEntryPointByVersion(name, &p, 12000, cudaEnableDefault, &found) != cudaSuccess ||
+  if (cudaGetDriverEntryPointByVersion(name, &p, version, cudaEnableDefault, &found) != cudaSuccess ||
       found != cudaDriverEntryPointSuccess || !p) {
     cudaGetLastError();
     return false;
@@ -74,6 +79,7 @@ const Driver& driver() {
         !entry_point("cuGraphLaunch", &x.graph_launch) || !entry_point("cuGraphExecDestroy", &x.exec_destroy) ||
         !entry_point("cuGraphDestroy", &x.graph_destroy))
       x.graph_create = nullptr;
+    if (x.graph_create && !entry_point("cuFuncGetParamInfo", &x.param_info, 12040)) x.param_info = nullptr;
     return x;
   }();
   return d;
@@ -122,9 +128,24 @@ struct OneKernelGraph {
   CUgraphExec exec = nullptr;  // null: building it failed, launch directly
   CUgraphNode node = nullptr;
 };
+// A chain of kernel nodes (held launches, launched together): the key is
+// each kernel's GraphKey, in order.
+struct ChainKeyHash {
+  size_t operator()(const std::vector<GraphKey>& k) const {
+    size_t h = k.size();
+    for (const auto& g : k) h = h * 1000003u ^ GraphKeyHash()(g);
+    return h;
+  }
+};
+struct ChainGraph {
+  CUgraph graph = nullptr;
+  CUgraphExec exec = nullptr;  // null: building it failed, launch one by one
+  std::vector<CUgraphNode> nodes;
+};
 struct Graphs {
   std::mutex mu;
   std::unordered_map<GraphKey, OneKernelGraph, GraphKeyHash> map;
+  std::unordered_map<std::vector<GraphKey>, ChainGraph, ChainKeyHash> chains;
 };
 constexpr size_t kMaxGraphs = 1024;  // then new shapes launch directly
 
@@ -134,13 +155,32 @@ Graphs& graphs() {
   return *g;
 }
 
-void drop(const OneKernelGraph& g) {
+// The parameter layouts of kernels held back (defer_module_kernel), kept
+// per kernel until its module is unloaded (a later module's kernel may
+// have the same handle).
+using Layout = std::vector<std::pair<size_t, size_t>>;
+struct Layouts {
+  std::mutex mu;
+  std::unordered_map<CUfunction, Layout> map;
+};
+Layouts& layouts() {
+  static Layouts* l = new Layouts;  // never destroyed (as graphs())
+  return *l;
+}
+
+template <class G>
+void drop(const G& g) {
   if (g.exec) driver().exec_destroy(g.exec);
   if (g.graph) driver().graph_destroy(g.graph);
 }
 
 void forget_graphs(const std::vector<const void*>& functions) {
   if (functions.empty() || !driver().graph_create) return;
+  {
+    Layouts& ls = layouts();
+    std::lock_guard<std::mutex> lock(ls.mu);
+    for (const void* f : functions) ls.map.erase(reinterpret_cast<CUfunction>(const_cast<void*>(f)));
+  }
   Graphs& gs = graphs();
   std::lock_guard<std::mutex> lock(gs.mu);
   for (auto it = gs.map.begin(); it != gs.map.end();) {
@@ -149,6 +189,17 @@ void forget_graphs(const std::vector<const void*>& functions) {
     if (mine) {
       drop(it->second);
       it = gs.map.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto it = gs.chains.begin(); it != gs.chains.end();) {
+    bool mine = false;
+    for (const GraphKey& k : it->first)
+      for (const void* f : functions) mine = mine || k.fn == f;
+    if (mine) {
+      drop(it->second);
+      it = gs.chains.erase(it);
     } else {
       ++it;
     }
@@ -195,6 +246,126 @@ bool launch_through_graph(const CUDA_KERNEL_NODE_PARAMS& p, CUstream stream, con
   check_driver(driver().graph_launch(it->second.exec, stream), what);
   nuvec::detail::graph_launches().fetch_add(1, std::memory_order_relaxed);
   return true;
+}
+
+CUDA_KERNEL_NODE_PARAMS node_params(const void* fn, dim3 grid, dim3 block, void** args, size_t shared) {
+  CUDA_KERNEL_NODE_PARAMS p{};
+  p.func = reinterpret_cast<CUfunction>(const_cast<void*>(fn));
+  p.gridDimX = grid.x, p.gridDimY = grid.y, p.gridDimZ = grid.z;
+  p.blockDimX = block.x, p.blockDimY = block.y, p.blockDimZ = block.z;
+  p.sharedMemBytes = static_cast<unsigned>(shared);
+  p.kernelParams = args;
+  return p;
+}
+
+// A launch now: through its graph where wanted, else cuLaunchKernel.
+void launch_now(const CUDA_KERNEL_NODE_PARAMS& p, CUstream stream, const char* what) {
+  if (graph_launch_wanted(dim3(p.gridDimX, p.gridDimY, p.gridDimZ)) && launch_through_graph(p, stream, what))
+    return;
+  check_driver(driver().launch(p.func, p.gridDimX, p.gridDimY, p.gridDimZ, p.blockDimX, p.blockDimY, p.blockDimZ,
+                               p.sharedMemBytes, stream, p.kernelParams, nullptr),
+               what);
+}
+
+// How many launches a stream holds back at most (NUVEC_GPU_BATCH, read
+// once; 0 or 1: none, and none without cuFuncGetParamInfo).
+size_t batch_limit() {
+  static const size_t n = [] {
+    const char* e = std::getenv("NUVEC_GPU_BATCH");
+    long v = e ? std::atol(e) : 16;
+    return v > 1 && driver().param_info ? static_cast<size_t>(v) : size_t{0};
+  }();
+  return n;
+}
+
+// A kernel's parameters: (offset, size) each, from the driver.
+Layout layout_of(CUfunction f) {
+  Layouts& ls = layouts();
+  std::lock_guard<std::mutex> lock(ls.mu);
+  auto it = ls.map.find(f);
+  if (it != ls.map.end()) return it->second;
+  Layout l;
+  size_t offset = 0, size = 0;
+  while (driver().param_info(f, l.size(), &offset, &size) == CUDA_SUCCESS) l.emplace_back(offset, size);
+  return ls.map.emplace(f, std::move(l)).first->second;
+}
+
+// A launch held back: its node's parameters, with copies of the argument
+// values (`args[i]` points into `bytes`).
+struct Held {
+  CUDA_KERNEL_NODE_PARAMS p{};
+  std::vector<unsigned char> bytes;
+  std::vector<void*> args;
+  const char* what;
+};
+struct Batches {
+  std::mutex mu;  // held while a batch launches, so launches keep their order
+  std::unordered_map<CUstream, std::vector<Held>> held;
+  std::atomic<size_t> count{0};  // launches held on all streams
+};
+Batches& batches() {
+  static Batches* b = new Batches;  // never destroyed (as graphs())
+  return *b;
+}
+
+// Launches `held` (in order) on `stream` as one chain graph: built on the
+// first launch of the sequence, later launches set each node's parameters.
+// One by one where the graph cannot be had. With batches().mu held.
+void launch_chain(std::vector<Held>& held, CUstream stream) {
+  if (held.size() == 1) {
+    launch_now(held[0].p, stream, held[0].what);
+    return;
+  }
+  std::vector<GraphKey> key;
+  key.reserve(held.size());
+  for (const Held& h : held) {
+    const auto& p = h.p;
+    key.push_back({p.func, {p.gridDimX, p.gridDimY, p.gridDimZ, p.blockDimX, p.blockDimY, p.blockDimZ},
+                   p.sharedMemBytes, stream});
+  }
+  Graphs& gs = graphs();
+  std::unique_lock<std::mutex> lock(gs.mu);
+  auto it = gs.chains.find(key);
+  if (it == gs.chains.end() && gs.chains.size() < kMaxGraphs) {
+    ChainGraph g;
+    const Driver& d = driver();
+    bool ok = d.graph_create(&g.graph, 0) == CUDA_SUCCESS;
+    for (size_t i = 0; ok && i < held.size(); ++i) {
+      CUgraphNode node = nullptr;
+      ok = d.add_kernel_node(&node, g.graph, g.nodes.empty() ? nullptr : &g.nodes.back(), g.nodes.empty() ? 0 : 1,
+                             &held[i].p) == CUDA_SUCCESS;
+      g.nodes.push_back(node);
+    }
+    ok = ok && d.instantiate(&g.exec, g.graph, 0) == CUDA_SUCCESS;
+    if (!ok) {
+      drop(g);
+      g = ChainGraph{};
+    }
+    it = gs.chains.emplace(std::move(key), std::move(g)).first;
+    if (ok) {
+      check_driver(d.graph_launch(it->second.exec, stream), held[0].what);
+      nuvec::detail::graph_launches().fetch_add(held.size(), std::memory_order_relaxed);
+      return;
+    }
+  } else if (it != gs.chains.end() && it->second.exec) {
+    for (size_t i = 0; i < held.size(); ++i)
+      check_driver(driver().set_params(it->second.exec, it->second.nodes[i], &held[i].p), held[i].what);
+    check_driver(driver().graph_launch(it->second.exec, stream), held[0].what);
+    nuvec::detail::graph_launches().fetch_add(held.size(), std::memory_order_relaxed);
+    return;
+  }
+  lock.unlock();
+  for (const Held& h : held) launch_now(h.p, stream, h.what);
+}
+
+// Launches what `stream` holds; with batches().mu held.
+void flush_locked(Batches& b, CUstream stream) {
+  auto it = b.held.find(stream);
+  if (it == b.held.end() || it->second.empty()) return;
+  std::vector<Held> held = std::move(it->second);
+  it->second.clear();
+  b.count.fetch_sub(held.size(), std::memory_order_acq_rel);
+  launch_chain(held, stream);
 }
 
 }  // namespace
@@ -252,19 +423,49 @@ void launch_module_kernel(const void* fn, dim3 grid, dim3 block, void** args, si
     return;
   }
   bind_context();
-  CUfunction f = reinterpret_cast<CUfunction>(const_cast<void*>(fn));
-  if (graph_launch_wanted(grid)) {
-    CUDA_KERNEL_NODE_PARAMS p{};
-    p.func = f;
-    p.gridDimX = grid.x, p.gridDimY = grid.y, p.gridDimZ = grid.z;
-    p.blockDimX = block.x, p.blockDimY = block.y, p.blockDimZ = block.z;
-    p.sharedMemBytes = static_cast<unsigned>(shared);
-    p.kernelParams = args;
-    if (launch_through_graph(p, reinterpret_cast<CUstream>(s), what)) return;
+  flush_launches(s);
+  launch_now(node_params(fn, grid, block, args, shared), reinterpret_cast<CUstream>(s), what);
+}
+
+void defer_module_kernel(const void* fn, dim3 grid, dim3 block, void** args, size_t shared, cudaStream_t s,
+                         const char* what) {
+  if (!driver().launch || batch_limit() == 0 || !graph_launch_wanted(grid)) {
+    launch_module_kernel(fn, grid, block, args, shared, s, what);
+    return;
   }
-  check_driver(driver().launch(f, grid.x, grid.y, grid.z, block.x, block.y, block.z, static_cast<unsigned>(shared),
-                               reinterpret_cast<CUstream>(s), args, nullptr),
-               what);
+  bind_context();
+  Held h;
+  h.p = node_params(fn, grid, block, nullptr, shared);
+  h.what = what;
+  const Layout layout = layout_of(h.p.func);
+  size_t bytes = 0;
+  for (const auto& [offset, size] : layout) bytes = std::max(bytes, offset + size);
+  h.bytes.resize(bytes);
+  for (size_t i = 0; i < layout.size(); ++i) {
+    std::memcpy(h.bytes.data() + layout[i].first, args[i], layout[i].second);
+    h.args.push_back(h.bytes.data() + layout[i].first);
+  }
+  h.p.kernelParams = h.args.data();  // stays valid: the vector's buffer moves with it
+  Batches& b = batches();
+  std::lock_guard<std::mutex> lock(b.mu);
+  auto& held = b.held[reinterpret_cast<CUstream>(s)];
+  held.push_back(std::move(h));
+  b.count.fetch_add(1, std::memory_order_acq_rel);
+  if (held.size() >= batch_limit()) flush_locked(b, reinterpret_cast<CUstream>(s));
+}
+
+void flush_launches(cudaStream_t s) {
+  Batches& b = batches();
+  if (b.count.load(std::memory_order_acquire) == 0) return;
+  std::lock_guard<std::mutex> lock(b.mu);
+  flush_locked(b, reinterpret_cast<CUstream>(s));
+}
+
+void flush_all_launches() {
+  Batches& b = batches();
+  if (b.count.load(std::memory_order_acquire) == 0) return;
+  std::lock_guard<std::mutex> lock(b.mu);
+  for (auto& [stream, held] : b.held) flush_locked(b, stream);
 }
 
 }  // namespace nuvec::cuda

@@ -32,4 +32,21 @@ void allow_shared_memory(const void* fn, int bytes, const char* what);
 void launch_module_kernel(const void* fn, dim3 grid, dim3 block, void** args, size_t shared,
                           cudaStream_t s, const char* what);
 
+/// As launch_module_kernel, but a launch that would go through a graph may
+/// be held back on `s` (the parameters copied) and launched later with the
+/// kernels held after it as one CUDA graph of a chain of nodes, kept per
+/// sequence of kernels, shapes and stream: by flush_launches, which every
+/// other enqueue on `s` calls first, or when NUVEC_GPU_BATCH kernels are
+/// held (default 16; 0 or 1: no holding). A held launch's error is thrown
+/// by the flush that launches it.
+void defer_module_kernel(const void* fn, dim3 grid, dim3 block, void** args, size_t shared, cudaStream_t s,
+                         const char* what);
+
+/// Launches what defer_module_kernel held back on `s` (cheap when nothing
+/// is). Work enqueued on `s` by any other call must come after this.
+void flush_launches(cudaStream_t s);
+/// flush_launches for every stream (before freeing device memory, waiting
+/// for the device, unloading a module, and at the end of an eval).
+void flush_all_launches();
+
 }  // namespace nuvec::cuda

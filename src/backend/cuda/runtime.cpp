@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <map>
 #include <mutex>
 #include <string>
@@ -70,6 +71,7 @@ class Allocator {
 
     // Makes `s` wait for the other streams' reads, and forgets them.
     void order_after_readers(cudaStream_t s) {
+      if (!readers.empty()) flush_launches(s);
       for (auto& [rs, ev] : readers) {
         cudaStreamWaitEvent(s, ev, 0);
         put_event(ev);
@@ -166,6 +168,7 @@ class Allocator {
   // cached memory is over the memory limit (cudaFree waits for the device,
   // so no kernel still uses them).
   void trim_locked() {
+    if (cached_ > cache_limit_ || active_ + cached_ > limit_) flush_all_launches();  // held launches may use them
     for (auto it = free_.begin(); it != free_.end() && (cached_ > cache_limit_ || active_ + cached_ > limit_);) {
       auto& ptrs = it->second;
       while (!ptrs.empty() && (cached_ > cache_limit_ || active_ + cached_ > limit_)) {
@@ -177,6 +180,7 @@ class Allocator {
     }
   }
   void release_cache_locked() {
+    flush_all_launches();
     cudaDeviceSynchronize();
     for (auto& [size, ptrs] : free_)
       for (void* p : ptrs) cudaFree(p);
@@ -220,6 +224,7 @@ void note_reader(const Data& d, cudaStream_t s) {
     ev = get_event();
     b.readers.emplace_back(s, ev);
   }
+  flush_launches(s);  // the reading kernel first
   check(cudaEventRecord(ev, s), "cudaEventRecord");
 }
 
@@ -306,6 +311,7 @@ Array on_device(const Array& a, cudaStream_t s, Stream st) {
     return a;
   }
   auto g = allocate(d->data->nbytes, st);
+  flush_launches(s);  // a held kernel may still use the reused buffer
   staging().upload(g->ptr, d->data->ptr, d->data->nbytes, s);
   record(*g, timeline(st));
   auto copy = std::make_shared<ArrayDesc>(*d);
@@ -336,8 +342,33 @@ std::shared_ptr<Data> allocate(size_t nbytes, Stream s) {
   return allocator().allocate(nbytes, stream_for(s));
 }
 
+// A launch error of a flush at an eval's end (possibly on the async
+// worker, which must not throw), thrown by the next synchronize.
+namespace {
+std::mutex flush_error_mu;
+std::exception_ptr flush_error;
+}  // namespace
+
+void flush() {
+  if (!available()) return;
+  try {
+    flush_all_launches();
+  } catch (...) {
+    std::lock_guard<std::mutex> lock(flush_error_mu);
+    if (!flush_error) flush_error = std::current_exception();
+  }
+}
+
 void synchronize() {
   if (!available()) return;
+  {
+    std::exception_ptr e;
+    {
+      std::lock_guard<std::mutex> lock(flush_error_mu);
+      std::swap(e, flush_error);
+    }
+    if (e) std::rethrow_exception(e);
+  }
   synchronize_timelines();
 }
 
@@ -361,8 +392,12 @@ std::shared_ptr<Data> to_host(const Data& d) {
   auto* b = static_cast<Allocator::Block*>(d.context);
   std::lock_guard<std::mutex> lock(b->mu);
   if (!b->mirror) {
-    if (b->writer) b->writer->wait_host(b->seq);
-    else check(cudaStreamSynchronize(b->stream), "GPU work");
+    if (b->writer) {
+      b->writer->wait_host(b->seq);
+    } else {
+      flush_launches(b->stream);
+      check(cudaStreamSynchronize(b->stream), "GPU work");
+    }
     auto h = allocate_data(d.nbytes);
     check(cudaMemcpy(h->ptr, d.ptr, d.nbytes, cudaMemcpyDeviceToHost), "copy from the GPU");
     b->mirror = std::move(h);
@@ -374,6 +409,9 @@ void eval(const Primitive& p, const std::vector<Array>& raw_in, std::vector<Arra
   Timeline& tl = timeline(s);
   cudaStream_t cs = tl.stream;
   PrimitiveId id = p.id();
+  // Only generated kernels are held back (defer_module_kernel): the work of
+  // any other primitive is enqueued after what the stream holds.
+  if (id != PrimitiveId::Fused) flush_launches(cs);
   // A host operand of a binary op that holds one value (a weak scalar, a
   // 0-d constant) travels to the kernel by value, not as an upload.
   const bool binary = primitive_kind(id) == PrimitiveKind::binary;

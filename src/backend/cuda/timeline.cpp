@@ -89,6 +89,7 @@ std::pair<cudaEvent_t, uint64_t> Timeline::mark_locked(uint64_t seq) {
   if (marks_.size() >= kMarks) prune_locked();
   // Writes numbered up to `now` were enqueued before this record.
   const uint64_t now = enqueued();
+  flush_launches(stream);  // the writes numbered so far are enqueued first
   cudaEvent_t e = events().get();
   check(cudaEventRecord(e, stream), "cudaEventRecord");
   marks_.emplace_back(now, e);
@@ -99,7 +100,9 @@ void Timeline::order_before(cudaStream_t other, uint64_t seq) {
   if (other == stream) return;
   std::lock_guard<std::mutex> lock(mu_);
   cudaEvent_t e = mark_locked(seq).first;
-  if (e) check(cudaStreamWaitEvent(other, e, 0), "cudaStreamWaitEvent");
+  if (!e) return;
+  flush_launches(other);
+  check(cudaStreamWaitEvent(other, e, 0), "cudaStreamWaitEvent");
 }
 
 void Timeline::wait_host(uint64_t seq) {
@@ -139,6 +142,7 @@ void synchronize_timelines() {
     std::lock_guard<std::mutex> lock(t.mu);
     for (auto& [index, tl] : t.by_index) upto.emplace_back(tl, tl->enqueued());
   }
+  flush_all_launches();
   check(cudaDeviceSynchronize(), "GPU work");
   for (auto& [tl, n] : upto) tl->completed(n);
 }
