@@ -205,25 +205,8 @@ void replay() {
 // (docs/gpu-status.md); tools/peer_gpu_bench.py --step measures PyTorch on
 // the same step.
 void step(const std::string& only) {
-  const auto set = bench::standard_set();
-  const auto adam = std::find_if(set.begin(), set.end(), [](const bench::StandardFunction& c) {
-    return std::string(c.name).rfind("Adam", 0) == 0;
-  });
   constexpr int kParams = 32;
-  // State as [p..., m..., v...]; the gradients stay fixed.
-  auto fn = [f = adam->f](const Arrays& a) {
-    Arrays p, m, v;
-    for (int k = 0; k < kParams; ++k) {
-      Arrays r = f(Arrays{a[k], a[3 * kParams + k], a[kParams + k], a[2 * kParams + k]});
-      p.push_back(r[0]);
-      m.push_back(r[1]);
-      v.push_back(r[2]);
-    }
-    Arrays out = p;
-    out.insert(out.end(), m.begin(), m.end());
-    out.insert(out.end(), v.begin(), v.end());
-    return out;
-  };
+  const Fn fn = bench::adam_step(kParams);  // state [p..., m..., v...]; the gradients stay fixed
   Arrays state, grads;
   for (int j = 0; j < 4 * kParams; ++j) {
     Shape s = j % 2 ? Shape{256} : Shape{256, 256};

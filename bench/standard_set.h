@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 #include <vector>
 
 #include <nuvec/nuvec.h>
@@ -52,6 +53,23 @@ inline std::vector<StandardFunction> standard_set() {
        {}, {}},
       {"scale-bias-relu [4096,4096]", 3, 1, [](A a) { return Arrays{ops::maximum(a[0] * a[1] + a[2], 0.0f)}; },
        {4096, 4096}, {4096}},
+  };
+}
+
+/// An optimizer step: the set's Adam update over `params` parameters as one
+/// function of [p..., m..., v..., g...] returning [p..., m..., v...]
+/// (gpu_compile_bench step, compile_bench).
+inline Fn adam_step(int params) {
+  Fn adam;
+  for (const auto& c : standard_set())
+    if (std::string(c.name).rfind("Adam", 0) == 0) adam = c.f;
+  return [adam, params](const Arrays& a) {
+    Arrays out(3 * static_cast<size_t>(params));
+    for (int k = 0; k < params; ++k) {
+      Arrays r = adam(Arrays{a[k], a[3 * params + k], a[params + k], a[2 * params + k]});
+      for (int j = 0; j < 3; ++j) out[j * params + k] = r[j];
+    }
+    return out;
   };
 }
 

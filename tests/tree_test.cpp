@@ -99,6 +99,23 @@ TEST(Tree, PathsAsMlxTreeFlatten) {
   EXPECT_TRUE(tree_flatten(Empty{}).empty());
 }
 
+// tree_def(tree, leaves) (compile's one visit a call) collects the leaves of
+// tree_leaves, in its order, and the structure of tree_def(tree); paths
+// past nine (indices of two digits and more) included.
+TEST(Tree, DefAndLeavesInOneVisit) {
+  auto model = make_model();
+  std::vector<Array> many;
+  for (int i = 0; i < 123; ++i) many.push_back(array({static_cast<float>(i)}));
+  auto both = std::make_tuple(model, many);
+  std::vector<Array> leaves;
+  TreeDef def = tree_def(both, leaves);
+  std::vector<Array> want = tree_leaves(both);
+  ASSERT_EQ(leaves.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(leaves[i].desc(), want[i].desc()) << i;
+  EXPECT_TRUE(def == tree_def(both));
+  EXPECT_EQ(tree_flatten(many)[107].first, "107");
+}
+
 TEST(Tree, LeafKindsAndTrainable) {
   Model m = make_model();
   m.layers[1].weight.frozen = true;

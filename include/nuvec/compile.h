@@ -95,7 +95,9 @@ namespace detail {
 struct CompileKey {
   TreeDef def;
   std::vector<DType> dtypes;
-  std::vector<Shape> shapes;  // ranks only (all dims -1) when shapeless
+  // Each leaf's rank, then its dimensions (each -1 when keyed by rank only,
+  // shapeless): one vector, not a Shape a leaf.
+  std::vector<int> dims;
   Stream stream{0, Device::cpu};
   bool operator==(const CompileKey& o) const;
   uint64_t hash() const;
@@ -158,8 +160,9 @@ class Compiled {
     using R = std::remove_cvref_t<std::invoke_result_t<const F&, const Args&...>>;
     if (detail::trace_depth() > 0) return R(f_(args...));
     auto all = std::forward_as_tuple(args...);
-    std::vector<Array> leaves = tree_leaves(all);
-    auto key = detail::make_compile_key(tree_def(all), leaves, core_->options().shapeless);
+    std::vector<Array> leaves;
+    TreeDef def = tree_def(all, leaves);
+    auto key = detail::make_compile_key(std::move(def), leaves, core_->options().shapeless);
     std::any like;
     auto outs = core_->call(key, leaves, tracer(args...), like);
     return tree_replace_leaves(std::any_cast<const R&>(like), outs);
@@ -170,8 +173,9 @@ class Compiled {
   template <Tree... Args>
   GraphReport graph(const Args&... args) const {
     auto all = std::forward_as_tuple(args...);
-    std::vector<Array> leaves = tree_leaves(all);
-    auto key = detail::make_compile_key(tree_def(all), leaves, core_->options().shapeless);
+    std::vector<Array> leaves;
+    TreeDef def = tree_def(all, leaves);
+    auto key = detail::make_compile_key(std::move(def), leaves, core_->options().shapeless);
     return core_->report(key, leaves, tracer(args...));
   }
 

@@ -17,17 +17,14 @@
 namespace nuvec::detail {
 
 bool CompileKey::operator==(const CompileKey& o) const {
-  return stream == o.stream && dtypes == o.dtypes && shapes == o.shapes && def == o.def;
+  return stream == o.stream && dtypes == o.dtypes && dims == o.dims && def == o.def;
 }
 
 uint64_t CompileKey::hash() const {
   StaticHasher h;
   h.u64(def.hash());
   for (DType d : dtypes) h.u64(static_cast<uint64_t>(d.index()));
-  for (const auto& s : shapes) {
-    h.u64(s.size());
-    for (int v : s) h.u64(static_cast<uint64_t>(static_cast<int64_t>(v)));
-  }
+  for (int v : dims) h.u64(static_cast<uint64_t>(static_cast<int64_t>(v)));
   h.u64(static_cast<uint64_t>(stream.index));
   return h.digest();
 }
@@ -36,11 +33,15 @@ CompileKey make_compile_key(TreeDef def, const std::vector<Array>& leaves, bool 
                             size_t exact_prefix) {
   CompileKey k;
   k.def = std::move(def);
+  k.dtypes.reserve(leaves.size());
+  k.dims.reserve(leaves.size() * 3);
   for (size_t i = 0; i < leaves.size(); ++i) {
     const Array& a = leaves[i];
     if (const Error* e = a.error()) throw *e;
     k.dtypes.push_back(a.dtype());
-    k.shapes.push_back(shapeless && i >= exact_prefix ? Shape(a.ndim(), -1) : a.shape());
+    const bool by_rank = shapeless && i >= exact_prefix;
+    k.dims.push_back(a.ndim());
+    for (int d : a.shape()) k.dims.push_back(by_rank ? -1 : d);
   }
   k.stream = default_stream();
   return k;
@@ -97,7 +98,7 @@ void CompiledCore::log_trace(const CompileKey& key) const {
       const CompileKey& last = impl_->entries.front().key;
       if (!(last.def == key.def)) why = key.def.difference(last.def);
       else if (last.dtypes != key.dtypes) why = "a leaf's dtype changed";
-      else if (last.shapes != key.shapes) why = "a leaf's shape changed";
+      else if (last.dims != key.dims) why = "a leaf's shape changed";
       else why = "the default stream changed";
     }
   }

@@ -16,8 +16,9 @@ const char* leaf_kind_name(LeafKind k) {
 
 namespace tree_detail {
 
-void TreeDefBuilder::leaf(std::string_view path, const Array&, LeafKind kind, bool trainable) {
+void TreeDefBuilder::leaf(std::string_view path, const Array& a, LeafKind kind, bool trainable) {
   def_.leaves.push_back({std::string(path), kind, trainable});
+  if (leaves_) leaves_->push_back(a);
 }
 void TreeDefBuilder::variant(std::string_view path, int index) {
   def_.variants.emplace_back(std::string(path), index);

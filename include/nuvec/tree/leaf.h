@@ -2,6 +2,7 @@
 // transforms, compile and I/O see any tree (docs/trees.md).
 #pragma once
 
+#include <charconv>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -66,7 +67,11 @@ class Path {
     s_ += component;
     return mark;
   }
-  size_t push(size_t index) { return push(std::string_view(std::to_string(index))); }
+  size_t push(size_t index) {
+    char digits[24];
+    auto end = std::to_chars(digits, digits + sizeof digits, index).ptr;
+    return push(std::string_view(digits, static_cast<size_t>(end - digits)));
+  }
   void pop(size_t mark) { s_.resize(mark); }
   std::string_view view() const { return s_; }
 

@@ -61,10 +61,13 @@ std::string_view type_name() {
   return name;
 }
 
-/// Builds a TreeDef from what a visit reports.
+/// Builds a TreeDef from what a visit reports (and, given `leaves`, collects
+/// the leaves in the same visit).
 class TreeDefBuilder final : public Visitor {
  public:
-  explicit TreeDefBuilder(std::string_view root) { def_.root_type = root; }
+  explicit TreeDefBuilder(std::string_view root, std::vector<Array>* leaves = nullptr) : leaves_(leaves) {
+    def_.root_type = root;
+  }
   void leaf(std::string_view path, const Array&, LeafKind kind, bool trainable) override;
   void variant(std::string_view path, int index) override;
   void mode(std::string_view path, bool value) override;
@@ -74,6 +77,7 @@ class TreeDefBuilder final : public Visitor {
  private:
   TreeDef def_;
   StaticHasher hasher_;
+  std::vector<Array>* leaves_;
 };
 
 }  // namespace tree_detail
@@ -82,6 +86,16 @@ class TreeDefBuilder final : public Visitor {
 template <Tree T>
 TreeDef tree_def(const T& tree) {
   tree_detail::TreeDefBuilder b(tree_detail::type_name<std::remove_cvref_t<T>>());
+  tree_detail::Path p;
+  tree_detail::visit(tree, p, b);
+  return b.take();
+}
+
+/// The structure of `tree`, its leaves appended to `leaves` in the same
+/// visit (tree_leaves' order).
+template <Tree T>
+TreeDef tree_def(const T& tree, std::vector<Array>& leaves) {
+  tree_detail::TreeDefBuilder b(tree_detail::type_name<std::remove_cvref_t<T>>(), &leaves);
   tree_detail::Path p;
   tree_detail::visit(tree, p, b);
   return b.take();
