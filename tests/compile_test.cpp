@@ -182,6 +182,29 @@ TEST(Compile, CompileMutThreadsTheRandomKey) {
   EXPECT_EQ(step.trace_count(), 1u);
 }
 
+// compile_mut splits one visit of (state, inputs) at the state's last leaf:
+// a state of three leaves and inputs of two, each leaf used differently,
+// step by step equal to the plain function (a wrong split would swap
+// state and inputs, or keep state leaves as inputs).
+TEST(Compile, CompileMutSeveralStateAndInputLeaves) {
+  auto body = [](std::vector<Array>& s, const std::pair<Array, Array>& in) {
+    const auto& [x, y] = in;
+    s[0] = s[0] * 0.5f + x;
+    s[1] = s[1] - y * 2.0f;
+    s[2] = s[2] * s[0] + s[1];
+    return (s[2] * x).sum();
+  };
+  auto step = compile_mut(body);
+  auto init = [] { return std::vector<Array>{array({1.0f, 2.0f}), array({3.0f, -1.0f}), array({0.5f, 0.25f})}; };
+  std::vector<Array> a = init(), b = init();
+  for (int i = 0; i < 4; ++i) {
+    auto in = std::make_pair(array({0.1f * i, 1.0f}), array({2.0f, -0.5f * i}));
+    EXPECT_EQ(step(a, in).item<float>(), body(b, in).item<float>()) << i;
+    for (int k = 0; k < 3; ++k) EXPECT_EQ(a[k].to_vector<float>(), b[k].to_vector<float>()) << i << " " << k;
+  }
+  EXPECT_EQ(step.trace_count(), 1u);
+}
+
 TEST(Compile, CompileMutStructureChangeIsAnError) {
   auto step = compile_mut([](Scaled& s, const Array& x) {
     s.scale += 1.0f;  // a host counter in a static field

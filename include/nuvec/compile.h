@@ -109,6 +109,10 @@ struct CompileKey {
 CompileKey make_compile_key(TreeDef def, const std::vector<Array>& leaves, bool shapeless,
                             size_t exact_prefix = 0);
 
+/// How many leaves of `def` lie under the path `prefix` (the prefix itself or
+/// below it); they come first when `prefix` is the first element ("0").
+size_t leaves_under(const TreeDef& def, std::string_view prefix);
+
 /// compile_mut's rule: the step must leave the state's structure as it was.
 void check_state_structure(const TreeDef& before, const TreeDef& after);
 
@@ -231,13 +235,11 @@ class CompiledMut {
     using R = std::remove_cvref_t<std::invoke_result_t<const F&, S&, const I&>>;
     if (detail::trace_depth() > 0) return R(f_(state, inputs));
     Array& rng = random::KeySequence::thread_default().state();
-    std::vector<Array> leaves = tree_leaves(state);
-    size_t n_state = leaves.size();
-    std::vector<Array> in_leaves = tree_leaves(inputs);
-    size_t n_in = in_leaves.size();
-    leaves.insert(leaves.end(), in_leaves.begin(), in_leaves.end());
+    std::vector<Array> leaves;  // the state's, then the inputs' (one visit)
+    TreeDef def = tree_def(std::forward_as_tuple(state, inputs), leaves);
+    const size_t n_state = detail::leaves_under(def, "0");
+    const size_t n_in = leaves.size() - n_state;
     leaves.push_back(rng);
-    auto def = tree_def(std::forward_as_tuple(state, inputs));
     auto key = detail::make_compile_key(std::move(def), leaves, core_->options().shapeless, n_state);
     detail::TraceFn trace = [&](const std::vector<Array>& ph, std::any& out_like) {
       S s = tree_replace_leaves(state, std::vector<Array>(ph.begin(), ph.begin() + n_state));

@@ -47,6 +47,17 @@ CompileKey make_compile_key(TreeDef def, const std::vector<Array>& leaves, bool 
   return k;
 }
 
+size_t leaves_under(const TreeDef& def, std::string_view prefix) {
+  size_t n = 0;
+  for (const auto& l : def.leaves) {
+    const std::string& p = l.path;
+    if (p.size() >= prefix.size() && p.compare(0, prefix.size(), prefix) == 0 &&
+        (p.size() == prefix.size() || p[prefix.size()] == '.'))
+      ++n;
+  }
+  return n;
+}
+
 void check_state_structure(const TreeDef& before, const TreeDef& after) {
   if (before == after) return;
   throw Error(ErrorKind::transform,
