@@ -112,7 +112,7 @@ std::shared_ptr<void> make_table(int size, cudaStream_t cs, Stream s, const Fill
   void* t = nullptr;
   check(cudaMalloc(&t, kPatterns * size), "cudaMalloc of a lookup table");
   std::shared_ptr<void> table(t, [](void* q) {
-    flush_all_launches();  // a held lookup launches before its table goes
+    flush();  // a held lookup launches before its table goes (never throws)
     cudaFree(q);
   });
   launch_all_patterns(patterns->ptr, cs);

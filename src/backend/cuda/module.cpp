@@ -1,6 +1,8 @@
 // Loading NVRTC-built modules and launching their kernels (module.h).
 #include "backend/cuda/module.h"
 
+#include "backend/cuda/cuda.h"
+
 #include <cuda.h>
 
 #include <algorithm>
@@ -24,7 +26,7 @@ struct Library {
   cudaLibrary_t lib = nullptr;
   std::vector<const void*> functions;
   ~Library() {
-    flush_all_launches();  // no held launch may outlive its kernel
+    flush();  // no held launch may outlive its kernel (flush() never throws)
     forget_graphs(functions);
     if (lib) cudaLibraryUnload(lib);
   }

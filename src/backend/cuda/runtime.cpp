@@ -168,7 +168,8 @@ class Allocator {
   // cached memory is over the memory limit (cudaFree waits for the device,
   // so no kernel still uses them).
   void trim_locked() {
-    if (cached_ > cache_limit_ || active_ + cached_ > limit_) flush_all_launches();  // held launches may use them
+    // Held launches may use them (flush() never throws: free() calls this).
+    if (cached_ > cache_limit_ || active_ + cached_ > limit_) flush();
     for (auto it = free_.begin(); it != free_.end() && (cached_ > cache_limit_ || active_ + cached_ > limit_);) {
       auto& ptrs = it->second;
       while (!ptrs.empty() && (cached_ > cache_limit_ || active_ + cached_ > limit_)) {
@@ -180,7 +181,7 @@ class Allocator {
     }
   }
   void release_cache_locked() {
-    flush_all_launches();
+    flush();
     cudaDeviceSynchronize();
     for (auto& [size, ptrs] : free_)
       for (void* p : ptrs) cudaFree(p);
