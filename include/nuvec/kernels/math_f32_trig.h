@@ -24,10 +24,11 @@ struct SinCosF {
 // sin(x) and cos(x) where trig_small(x), through the float reduction (one
 // reduction and polynomial pair serve both; unspecified values elsewhere).
 NUVEC_KERNEL_INLINE SinCosF sincos_small(float x) {
-  float rh, rl;
+  float h, l;
   u32 q;
-  reduce_trig_small(__builtin_fabsf(x), &rh, &rl, &q);
-  float s = sin_f(rh, rl), c = cos_f(rh, rl);
+  reduce_trig_small(__builtin_fabsf(x), &h, &l, &q);
+  float hh = h * h;
+  float s = sin_f(h, l, hh), c = cos_f(h, l, hh);
   float vs = self((q & 1u) != 0, c, s);
   vs = xorsign(bit_cast<float>(bit_cast<u32>(vs) ^ ((q & 2u) << 30)), x);
   float vc = self((q & 1u) != 0, s, c);
