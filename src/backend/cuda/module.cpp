@@ -104,11 +104,13 @@ void check_driver(CUresult r, const char* what) {
   throw Error(ErrorKind::backend, std::string(what) + ": " + name);
 }
 
-// CUDA graphs of one kernel node, one per function, launch shape and
-// stream (launches of one executable graph are ordered after each other,
-// so streams do not share one). A launch updates the node's parameters
-// and launches the graph: host time on the H200 1.74 us, against 3.56 us
-// for cuLaunchKernel (tools/gpu_launch_probe.cu, one run).
+// CUDA graphs of kernel nodes in a chain, one per sequence of (function,
+// launch shape, stream): a single launch is a chain of one, held launches
+// (defer_module_kernel) launched together a longer one. Launches of one
+// executable graph are ordered after each other, so streams do not share
+// one. A launch sets the nodes' parameters and launches the graph: host
+// time on the H200 1.74 us for one node, against 3.56 us for
+// cuLaunchKernel (tools/gpu_launch_probe.cu, one run).
 struct GraphKey {
   const void* fn;
   unsigned dims[6];
@@ -118,35 +120,24 @@ struct GraphKey {
     return fn == o.fn && std::memcmp(dims, o.dims, sizeof dims) == 0 && shared == o.shared && stream == o.stream;
   }
 };
-struct GraphKeyHash {
-  size_t operator()(const GraphKey& k) const {
-    size_t h = std::hash<const void*>()(k.fn) ^ std::hash<const void*>()(k.stream) * 31;
-    for (unsigned d : k.dims) h = h * 1000003u + d;
-    return h ^ k.shared;
-  }
-};
-struct OneKernelGraph {
-  CUgraph graph = nullptr;
-  CUgraphExec exec = nullptr;  // null: building it failed, launch directly
-  CUgraphNode node = nullptr;
-};
-// A chain of kernel nodes (held launches, launched together): the key is
-// each kernel's GraphKey, in order.
 struct ChainKeyHash {
-  size_t operator()(const std::vector<GraphKey>& k) const {
-    size_t h = k.size();
-    for (const auto& g : k) h = h * 1000003u ^ GraphKeyHash()(g);
+  size_t operator()(const std::vector<GraphKey>& key) const {
+    size_t h = key.size();
+    for (const GraphKey& k : key) {
+      size_t g = std::hash<const void*>()(k.fn) ^ std::hash<const void*>()(k.stream) * 31;
+      for (unsigned d : k.dims) g = g * 1000003u + d;
+      h = h * 1000003u ^ (g ^ k.shared);
+    }
     return h;
   }
 };
 struct ChainGraph {
   CUgraph graph = nullptr;
-  CUgraphExec exec = nullptr;  // null: building it failed, launch one by one
+  CUgraphExec exec = nullptr;  // null: building it failed, launch directly
   std::vector<CUgraphNode> nodes;
 };
 struct Graphs {
   std::mutex mu;
-  std::unordered_map<GraphKey, OneKernelGraph, GraphKeyHash> map;
   std::unordered_map<std::vector<GraphKey>, ChainGraph, ChainKeyHash> chains;
 };
 constexpr size_t kMaxGraphs = 1024;  // then new shapes launch directly
@@ -170,8 +161,7 @@ Layouts& layouts() {
   return *l;
 }
 
-template <class G>
-void drop(const G& g) {
+void drop(const ChainGraph& g) {
   if (g.exec) driver().exec_destroy(g.exec);
   if (g.graph) driver().graph_destroy(g.graph);
 }
@@ -185,16 +175,6 @@ void forget_graphs(const std::vector<const void*>& functions) {
   }
   Graphs& gs = graphs();
   std::lock_guard<std::mutex> lock(gs.mu);
-  for (auto it = gs.map.begin(); it != gs.map.end();) {
-    bool mine = false;
-    for (const void* f : functions) mine = mine || it->first.fn == f;
-    if (mine) {
-      drop(it->second);
-      it = gs.map.erase(it);
-    } else {
-      ++it;
-    }
-  }
   for (auto it = gs.chains.begin(); it != gs.chains.end();) {
     bool mine = false;
     for (const GraphKey& k : it->first)
@@ -220,33 +200,53 @@ bool graph_launch_wanted(dim3 grid) {
   return mode == 1 || static_cast<unsigned long long>(grid.x) * grid.y * grid.z <= 256;
 }
 
-// Launches `p` through its graph; false where it has none (the map is full
-// or building one failed), for a direct launch.
-bool launch_through_graph(const CUDA_KERNEL_NODE_PARAMS& p, CUstream stream, const char* what) {
-  GraphKey key{p.func, {p.gridDimX, p.gridDimY, p.gridDimZ, p.blockDimX, p.blockDimY, p.blockDimZ},
-               p.sharedMemBytes, stream};
+// One launch of a graph: a kernel's parameters and the name its errors
+// give.
+struct Launch {
+  const CUDA_KERNEL_NODE_PARAMS* p;
+  const char* what;
+};
+
+// Launches `ls` (in order) on `stream` as one graph whose nodes form a
+// chain: built on the first launch of the sequence, later launches set
+// each node's parameters. False where it has none (the cache is full or
+// building it failed), for direct launches.
+bool launch_graph(const std::vector<Launch>& ls, CUstream stream) {
+  thread_local std::vector<GraphKey> key;  // (no allocation per launch)
+  key.clear();
+  for (const Launch& l : ls) {
+    const auto& p = *l.p;
+    key.push_back({p.func, {p.gridDimX, p.gridDimY, p.gridDimZ, p.blockDimX, p.blockDimY, p.blockDimZ},
+                   p.sharedMemBytes, stream});
+  }
+  const Driver& d = driver();
   Graphs& gs = graphs();
   std::lock_guard<std::mutex> lock(gs.mu);
-  auto it = gs.map.find(key);
-  if (it == gs.map.end()) {
-    if (gs.map.size() >= kMaxGraphs) return false;
-    OneKernelGraph g;
-    const Driver& d = driver();
-    bool ok = d.graph_create(&g.graph, 0) == CUDA_SUCCESS &&
-              d.add_kernel_node(&g.node, g.graph, nullptr, 0, &p) == CUDA_SUCCESS &&
-              d.instantiate(&g.exec, g.graph, 0) == CUDA_SUCCESS;
+  auto it = gs.chains.find(key);
+  if (it == gs.chains.end()) {
+    if (gs.chains.size() >= kMaxGraphs) return false;
+    ChainGraph g;
+    bool ok = d.graph_create(&g.graph, 0) == CUDA_SUCCESS;
+    for (size_t i = 0; ok && i < ls.size(); ++i) {
+      CUgraphNode node = nullptr;
+      ok = d.add_kernel_node(&node, g.graph, g.nodes.empty() ? nullptr : &g.nodes.back(), g.nodes.empty() ? 0 : 1,
+                             ls[i].p) == CUDA_SUCCESS;
+      g.nodes.push_back(node);
+    }
+    ok = ok && d.instantiate(&g.exec, g.graph, 0) == CUDA_SUCCESS;
     if (!ok) {
       drop(g);
-      g = OneKernelGraph{};
+      g = ChainGraph{};
     }
-    it = gs.map.emplace(key, g).first;
+    it = gs.chains.emplace(key, std::move(g)).first;
     if (!ok) return false;
   } else {
     if (!it->second.exec) return false;
-    check_driver(driver().set_params(it->second.exec, it->second.node, &p), what);
+    for (size_t i = 0; i < ls.size(); ++i)
+      check_driver(d.set_params(it->second.exec, it->second.nodes[i], ls[i].p), ls[i].what);
   }
-  check_driver(driver().graph_launch(it->second.exec, stream), what);
-  nuvec::detail::graph_launches().fetch_add(1, std::memory_order_relaxed);
+  check_driver(d.graph_launch(it->second.exec, stream), ls[0].what);
+  nuvec::detail::graph_launches().fetch_add(ls.size(), std::memory_order_relaxed);
   return true;
 }
 
@@ -262,8 +262,7 @@ CUDA_KERNEL_NODE_PARAMS node_params(const void* fn, dim3 grid, dim3 block, void*
 
 // A launch now: through its graph where wanted, else cuLaunchKernel.
 void launch_now(const CUDA_KERNEL_NODE_PARAMS& p, CUstream stream, const char* what) {
-  if (graph_launch_wanted(dim3(p.gridDimX, p.gridDimY, p.gridDimZ)) && launch_through_graph(p, stream, what))
-    return;
+  if (graph_launch_wanted(dim3(p.gridDimX, p.gridDimY, p.gridDimZ)) && launch_graph({{&p, what}}, stream)) return;
   check_driver(driver().launch(p.func, p.gridDimX, p.gridDimY, p.gridDimZ, p.blockDimX, p.blockDimY, p.blockDimZ,
                                p.sharedMemBytes, stream, p.kernelParams, nullptr),
                what);
@@ -310,53 +309,15 @@ Batches& batches() {
   return *b;
 }
 
-// Launches `held` (in order) on `stream` as one chain graph: built on the
-// first launch of the sequence, later launches set each node's parameters.
-// One by one where the graph cannot be had. With batches().mu held.
+// Launches `held` (in order) on `stream` as one chain graph; one by one
+// where the graph cannot be had. With batches().mu held.
 void launch_chain(std::vector<Held>& held, CUstream stream) {
-  if (held.size() == 1) {
-    launch_now(held[0].p, stream, held[0].what);
-    return;
+  if (held.size() > 1) {
+    std::vector<Launch> ls;
+    ls.reserve(held.size());
+    for (const Held& h : held) ls.push_back({&h.p, h.what});
+    if (launch_graph(ls, stream)) return;
   }
-  std::vector<GraphKey> key;
-  key.reserve(held.size());
-  for (const Held& h : held) {
-    const auto& p = h.p;
-    key.push_back({p.func, {p.gridDimX, p.gridDimY, p.gridDimZ, p.blockDimX, p.blockDimY, p.blockDimZ},
-                   p.sharedMemBytes, stream});
-  }
-  Graphs& gs = graphs();
-  std::unique_lock<std::mutex> lock(gs.mu);
-  auto it = gs.chains.find(key);
-  if (it == gs.chains.end() && gs.chains.size() < kMaxGraphs) {
-    ChainGraph g;
-    const Driver& d = driver();
-    bool ok = d.graph_create(&g.graph, 0) == CUDA_SUCCESS;
-    for (size_t i = 0; ok && i < held.size(); ++i) {
-      CUgraphNode node = nullptr;
-      ok = d.add_kernel_node(&node, g.graph, g.nodes.empty() ? nullptr : &g.nodes.back(), g.nodes.empty() ? 0 : 1,
-                             &held[i].p) == CUDA_SUCCESS;
-      g.nodes.push_back(node);
-    }
-    ok = ok && d.instantiate(&g.exec, g.graph, 0) == CUDA_SUCCESS;
-    if (!ok) {
-      drop(g);
-      g = ChainGraph{};
-    }
-    it = gs.chains.emplace(std::move(key), std::move(g)).first;
-    if (ok) {
-      check_driver(d.graph_launch(it->second.exec, stream), held[0].what);
-      nuvec::detail::graph_launches().fetch_add(held.size(), std::memory_order_relaxed);
-      return;
-    }
-  } else if (it != gs.chains.end() && it->second.exec) {
-    for (size_t i = 0; i < held.size(); ++i)
-      check_driver(driver().set_params(it->second.exec, it->second.nodes[i], &held[i].p), held[i].what);
-    check_driver(driver().graph_launch(it->second.exec, stream), held[0].what);
-    nuvec::detail::graph_launches().fetch_add(held.size(), std::memory_order_relaxed);
-    return;
-  }
-  lock.unlock();
   for (const Held& h : held) launch_now(h.p, stream, h.what);
 }
 

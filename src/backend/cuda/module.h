@@ -26,8 +26,9 @@ const void* module_kernel(const GpuModule& m, const std::string& name);
 void allow_shared_memory(const void* fn, int bytes, const char* what);
 
 /// Enqueues module_kernel's `fn` on `s` (cuLaunchKernel, or cudaLaunchKernel
-/// as above; grids of at most 256 blocks through a one-node CUDA graph kept
-/// per kernel, shape and stream, its parameters set per launch); throws
+/// as above; grids of at most 256 blocks through a CUDA graph of one node,
+/// kept per kernel, shape and stream in the cache of held launches' chains
+/// below (a chain of one), its parameters set per launch); throws
 /// Error(backend) "what: ..." when the launch fails.
 void launch_module_kernel(const void* fn, dim3 grid, dim3 block, void** args, size_t shared,
                           cudaStream_t s, const char* what);
