@@ -7,6 +7,9 @@ installed there. Never needed by the build or the tests. `--compile` adds
 the compile standard set (torch eager, torch.compile, jax.jit at 2^26
 float32 and bfloat16, the host time of a call on 16 elements); `--step`
 the optimizer step of `gpu_compile_bench step` (Adam over 32 parameters).
+`--only PREFIX` limits `--compile` to the functions whose names start so;
+`--accuracy` measures the float32 sin/cos chain's error against float64
+(torch eager and torch.compile) and prints the math torch.compile emits.
 """
 import sys
 import time
@@ -94,6 +97,38 @@ def traffic(args, outs):
     return sum(a.nbytes for a in list(args) + list(outs))
 
 
+def only():
+    """The prefix given with --only ("" for every function)."""
+    return sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else ""
+
+
+def ulps(got, ref):
+    """|got - ref| in units of the float32 ulp at ref (float64 tensors)."""
+    e = torch.floor(torch.log2(ref.abs())).clamp(min=-126)
+    return ((got.double() - ref).abs() / torch.pow(2.0, e - 23)).max().item()
+
+
+def torch_accuracy():
+    """The float32 sin/cos chain on 2^26 arguments uniform in [0.1, 2] (as
+    gpu_compile_bench): the largest error of torch eager and torch.compile
+    against float64, and the Triton lines of torch.compile's kernel that do
+    the math."""
+    from torch._inductor.utils import run_and_get_code
+    name = "exp(sin(x)*2+cos(x))/(1+abs(x))"
+    f = dict((n, g) for n, _, g in standard_set(torch))[name]
+    x = torch.rand(1 << 26, device="cuda") * 1.9 + 0.1
+    ref = f(x.double())
+    print(f"\ntorch {torch.__version__}: {name}, float32 against float64, max ULP")
+    print(f"  eager: {ulps(f(x), ref):.3f}")
+    cf = torch.compile(f)
+    out, codes = run_and_get_code(cf, x)
+    print(f"  torch.compile: {ulps(out, ref):.3f}")
+    for code in codes:
+        for line in code.splitlines():
+            if any(w in line for w in ("sin", "cos", "exp", "/ ", "div", "abs")) and "tmp" in line:
+                print("   ", line.strip())
+
+
 def torch_set():
     import torch.special  # noqa: F401
     for dtype in (torch.float32, torch.bfloat16):
@@ -104,6 +139,8 @@ def torch_set():
         print("| function | eager ms | torch.compile ms | GB/s | % copy | back to back ms | cold compile s |\n"
               "|---|---|---|---|---|---|---|")
         for name, k, f in standard_set(torch):
+            if not name.startswith(only()):
+                continue
             args = inputs_for(name, k, dtype, lambda s, d: torch.rand(s, device="cuda", dtype=d) + 0.1)
             eager = ms(lambda: f(*args), 11)
             t0 = time.time()
@@ -115,6 +152,8 @@ def torch_set():
             b2b = ms_b2b(lambda: cf(*args))
             gbs = traffic(args, f(*args)) / (tc * 1e6)
             print(f"| {name} | {eager:.3f} | {tc:.3f} | {gbs:.0f} | {100 * gbs / bw:.1f}% | {b2b:.3f} | {cold:.1f} |")
+    if only():
+        return
     x = torch.rand(16, device="cuda")
     print("\ntorch host time per call on 16 elements (us, synchronizing each call):")
     for name, f in [("x*x+1 eager", lambda a: a * a + 1), ("x*x+1 torch.compile", torch.compile(lambda a: a * a + 1))]:
@@ -151,6 +190,8 @@ def jax_set():
         print(f"\njax.jit {jnp.dtype(dtype).name} (wall time per call, block_until_ready)")
         print("| function | jit ms | GB/s |\n|---|---|---|")
         for name, k, f in standard_set(jnp):
+            if not name.startswith(only()):
+                continue
             args = inputs_for(name, k, dtype, lambda s, d: jax.random.uniform(key, s, dtype=d) + 0.1)
             jf = jax.jit(f)
             tc = jms(jf, args)
@@ -225,6 +266,9 @@ def torch_step():
 if __name__ == "__main__":
     if "--step" in sys.argv:
         torch_step()
+        sys.exit(0)
+    if "--accuracy" in sys.argv:
+        torch_accuracy()
         sys.exit(0)
     if "--compile" in sys.argv:
         torch_set()
