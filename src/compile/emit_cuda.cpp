@@ -177,9 +177,12 @@ void contig(std::ostream& os, const EmitRegion& r, const Params& p) {
   }
   for (size_t j = 0; j < p.out_types.size(); ++j)
     os << "    NvPack<" << elem(p.out_types[j]) << ", E> r" << j << "[P];\n";
-  std::string jr = "int j = 0; j < P; ++j";  // the packs a pack loop covers
-  auto pack_loop = [&](bool fast) {
-    os << "#pragma unroll\n    for (" << jr << ")\n#pragma unroll\n    for (int u = 0; u < E; ++u) {\n";
+  // The loop header over packs [first, last) of the thread.
+  auto packs_from = [](const std::string& first, const std::string& last) {
+    return "for (int j = " + first + "; j < " + last + "; ++j)";
+  };
+  auto pack_loop = [&](bool fast, const std::string& over) {
+    os << "#pragma unroll\n    " << over << "\n#pragma unroll\n    for (int u = 0; u < E; ++u) {\n";
     for (int k : p.inputs)
       os << "      const " << elem(r.input_dtypes[k]) << " v" << k << " = l" << k << "[j].v[u];\n";
     emit_ops(os, r, "      ", fast, true, pack_choice);
@@ -207,17 +210,17 @@ void contig(std::ostream& os, const EmitRegion& r, const Params& p) {
   const int packs = p.n / p.pack;
   const bool small = small_packs(r, p.tables);
   for (int g = 0; g < (small ? packs : 1); ++g) {
+    const std::string over = small ? packs_from(std::to_string(g), std::to_string(g + 1)) : packs_from("0", "P");
     if (small) {
-      jr = "int j = " + std::to_string(g) + "; j < " + std::to_string(g + 1) + "; ++j";
       os << "    {\n    unsigned outside = 0;\n";
-      pack_loop(true);
+      pack_loop(true, over);
       os << "    if (outside) {\n";
-      pack_loop(false);
+      pack_loop(false, over);
       os << "    }\n    }\n";
     } else {
-      pack_loop(false);
+      pack_loop(false, over);
     }
-    os << "#pragma unroll\n    for (" << jr << ") {\n";
+    os << "#pragma unroll\n    " << over << " {\n";
     for (size_t j = 0; j < p.out_types.size(); ++j)
       os << "      *reinterpret_cast<NvPack<" << elem(p.out_types[j]) << ", E>*>(q" << j << " + at[j]) = r" << j
          << "[j];\n";
