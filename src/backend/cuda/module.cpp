@@ -207,15 +207,15 @@ struct Launch {
   const char* what;
 };
 
-// Launches `ls` (in order) on `stream` as one graph whose nodes form a
+// Launches `ls[0..n)` (in order) on `stream` as one graph whose nodes form a
 // chain: built on the first launch of the sequence, later launches set
 // each node's parameters. False where it has none (the cache is full or
 // building it failed), for direct launches.
-bool launch_graph(const std::vector<Launch>& ls, CUstream stream) {
+bool launch_graph(const Launch* ls, size_t n, CUstream stream) {
   thread_local std::vector<GraphKey> key;  // (no allocation per launch)
   key.clear();
-  for (const Launch& l : ls) {
-    const auto& p = *l.p;
+  for (size_t i = 0; i < n; ++i) {
+    const auto& p = *ls[i].p;
     key.push_back({p.func, {p.gridDimX, p.gridDimY, p.gridDimZ, p.blockDimX, p.blockDimY, p.blockDimZ},
                    p.sharedMemBytes, stream});
   }
@@ -227,7 +227,7 @@ bool launch_graph(const std::vector<Launch>& ls, CUstream stream) {
     if (gs.chains.size() >= kMaxGraphs) return false;
     ChainGraph g;
     bool ok = d.graph_create(&g.graph, 0) == CUDA_SUCCESS;
-    for (size_t i = 0; ok && i < ls.size(); ++i) {
+    for (size_t i = 0; ok && i < n; ++i) {
       CUgraphNode node = nullptr;
       ok = d.add_kernel_node(&node, g.graph, g.nodes.empty() ? nullptr : &g.nodes.back(), g.nodes.empty() ? 0 : 1,
                              ls[i].p) == CUDA_SUCCESS;
@@ -242,11 +242,11 @@ bool launch_graph(const std::vector<Launch>& ls, CUstream stream) {
     if (!ok) return false;
   } else {
     if (!it->second.exec) return false;
-    for (size_t i = 0; i < ls.size(); ++i)
+    for (size_t i = 0; i < n; ++i)
       check_driver(d.set_params(it->second.exec, it->second.nodes[i], ls[i].p), ls[i].what);
   }
   check_driver(d.graph_launch(it->second.exec, stream), ls[0].what);
-  nuvec::detail::graph_launches().fetch_add(ls.size(), std::memory_order_relaxed);
+  nuvec::detail::graph_launches().fetch_add(n, std::memory_order_relaxed);
   return true;
 }
 
@@ -262,7 +262,8 @@ CUDA_KERNEL_NODE_PARAMS node_params(const void* fn, dim3 grid, dim3 block, void*
 
 // A launch now: through its graph where wanted, else cuLaunchKernel.
 void launch_now(const CUDA_KERNEL_NODE_PARAMS& p, CUstream stream, const char* what) {
-  if (graph_launch_wanted(dim3(p.gridDimX, p.gridDimY, p.gridDimZ)) && launch_graph({{&p, what}}, stream)) return;
+  const Launch one{&p, what};
+  if (graph_launch_wanted(dim3(p.gridDimX, p.gridDimY, p.gridDimZ)) && launch_graph(&one, 1, stream)) return;
   check_driver(driver().launch(p.func, p.gridDimX, p.gridDimY, p.gridDimZ, p.blockDimX, p.blockDimY, p.blockDimZ,
                                p.sharedMemBytes, stream, p.kernelParams, nullptr),
                what);
@@ -316,7 +317,7 @@ void launch_chain(std::vector<Held>& held, CUstream stream) {
     std::vector<Launch> ls;
     ls.reserve(held.size());
     for (const Held& h : held) ls.push_back({&h.p, h.what});
-    if (launch_graph(ls, stream)) return;
+    if (launch_graph(ls.data(), ls.size(), stream)) return;
   }
   for (const Held& h : held) launch_now(h.p, stream, h.what);
 }
