@@ -59,9 +59,7 @@ std::string emitted_program(const compiler::Graph& g, compiler::CudaVariant v, i
   regions = 0;
   for (const auto& s : g.steps) {
     if (s.primitive->id() != PrimitiveId::Fused) continue;
-    compiler::EmitRegion r{static_cast<const Fused*>(s.primitive.get()), {}, false};
-    for (const auto& in : s.inputs) r.input_dtypes.push_back(in.dtype());
-    program += compiler::emit_cuda_kernel(r, regions++, v);
+    program += compiler::emit_cuda_kernel(compiler::gpu_region(s), regions++, v);
   }
   return program;
 }
@@ -499,6 +497,40 @@ TEST(GpuCompile, StridedKernelsAreBuiltOnFirstNeed) {
   EXPECT_EQ(jit::stats().gpu_compiled, s0.gpu_compiled + 2);
   run(x.transpose());
   run(x);
+  EXPECT_EQ(jit::stats().gpu_compiled, s0.gpu_compiled + 2);
+  jit_detail::reset_for_tests("", "");
+  std::filesystem::remove_all(tmpl);
+}
+
+// The contiguous kernel loads an input the trace saw at the output's shape
+// as dense, with no test of how it is read. Replayed shapeless with that
+// input as a repeated row, the launch takes the strided kernel (built then)
+// and the bits stay eager's.
+TEST(GpuCompile, DenseInputsReadAsRowsTakeTheStridedKernel) {
+  NUVEC_GPU_REQUIRED();
+  char tmpl[] = "/tmp/nuvec-gpu-cache-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  jit_detail::reset_for_tests(tmpl, "");  // an empty disk cache
+  auto body = [](const Arrays& a) { return Arrays{a[0] * a[1] + 1.0f}; };
+  auto f = compile_flat_with({.shapeless = true}, body);
+  auto run = [&](const Array& x, const Array& y) {
+    Array got, want;
+    with_stream(Device::gpu, [&] {
+      got = f(Arrays{x, y})[0];
+      want = body(Arrays{x, y})[0];
+      nuvec::eval({got, want});
+    });
+    EXPECT_EQ(got.shape(), want.shape());
+    EXPECT_EQ(bits_of(want), bits_of(got));
+  };
+  Array full = random::normal({64, 256}, random::key(3));
+  Array row = random::normal({1, 256}, random::key(4));
+  auto s0 = jit::stats();
+  run(full, row);  // traced: the first input dense, the second a row
+  EXPECT_EQ(jit::stats().gpu_compiled, s0.gpu_compiled + 1);
+  run(full * 2.0f, full);  // both dense: the contiguous kernel
+  EXPECT_EQ(jit::stats().gpu_compiled, s0.gpu_compiled + 1);
+  run(row, full);  // the dense input now a row: the strided kernel
   EXPECT_EQ(jit::stats().gpu_compiled, s0.gpu_compiled + 2);
   jit_detail::reset_for_tests("", "");
   std::filesystem::remove_all(tmpl);

@@ -16,6 +16,11 @@ struct EmitRegion {
   // shapes (a row repeated over leading axes): the GPU gives such regions
   // two packs per thread.
   bool broadcast = false;
+  // Per input: whether it has the output's shape at the trace, with more
+  // than one element. The GPU's contiguous kernel loads such an input as
+  // dense without testing how it is read (FusedGpuKernel::dense), so the
+  // compiler issues every input's loads at once. Empty: none known.
+  std::vector<bool> dense;
 };
 
 /// The kernels of `regions` as C++ to append to the functor header: region

@@ -162,8 +162,13 @@ void contig(std::ostream& os, const EmitRegion& r, const Params& p) {
   for (size_t a = 0; a < p.inputs.size(); ++a) {
     int k = p.inputs[a];
     const std::string t = elem(r.input_dtypes[k]);
-    os << "    NvPack<" << t << ", E> l" << k << "[P];\n"
-       << "    if (m.len[" << a << "] == 1) {\n"
+    os << "    NvPack<" << t << ", E> l" << k << "[P];\n";
+    if (k < static_cast<int>(r.dense.size()) && r.dense[k]) {
+      os << "#pragma unroll\n    for (int j = 0; j < P; ++j) l" << k << "[j] = *reinterpret_cast<const NvPack<" << t
+         << ", E>*>(p" << k << " + at[j]);\n";
+      continue;
+    }
+    os << "    if (m.len[" << a << "] == 1) {\n"
        << "      const " << t << " s = " << (pairs ? "as_two(p" : "(p") << k << "[0]);\n"
        << "      for (int j = 0; j < P; ++j)\n"
        << "        for (int u = 0; u < E; ++u) l" << k << "[j].v[u] = s;\n"
@@ -222,8 +227,8 @@ void contig(std::ostream& os, const EmitRegion& r, const Params& p) {
     }
     os << "#pragma unroll\n    " << over << " {\n";
     for (size_t j = 0; j < p.out_types.size(); ++j)
-      os << "      *reinterpret_cast<NvPack<" << elem(p.out_types[j]) << ", E>*>(q" << j << " + at[j]) = r" << j
-         << "[j];\n";
+      os << "      nv_store(reinterpret_cast<NvPack<" << elem(p.out_types[j]) << ", E>*>(q" << j << " + at[j]), r" << j
+         << "[j]);\n";
     os << "    }\n";
   }
   os << "  } else {\n    for (int j = 0; j < P; ++j)\n"
@@ -415,6 +420,15 @@ std::string emit_cuda_kernel(const EmitRegion& r, int index, CudaVariant v) {
   os << "\n// The generated kernels of fused region " << index << ".\nnamespace nuvec_r" << index << " {\n"
      << "using namespace nuvec::kernels;\n"
      << "template <class T, int N> struct alignas(sizeof(T) * N) NvPack { T v[N]; };\n"
+     // A 16-byte pack's store as one st.global.v4 (NVVM splits the struct's
+     // store into four words when the pack is built from scalars).
+     << "struct NvWords { unsigned w[4]; };\n"
+     << "template <class T, int N> __device__ __forceinline__ void nv_store(NvPack<T, N>* p, const NvPack<T, N>& v) {\n"
+     << "  if constexpr (sizeof(v) == 16) {\n"
+     << "    const NvWords x = bit_cast<NvWords>(v);\n"
+     << "    asm volatile(\"st.global.v4.b32 [%0], {%1, %2, %3, %4};\" ::\"l\"(p), \"r\"(x.w[0]), \"r\"(x.w[1]), "
+        "\"r\"(x.w[2]), \"r\"(x.w[3]));\n"
+     << "  } else {\n    *p = v;\n  }\n}\n"
      << "struct NvLayout { long long ndim; long long shape[8]; long long st[" << rows << "][8]; };\n"
      << "struct NvRows { long long len[" << rows << "]; FastDiv div[" << rows << "]; };\n"
      << "__device__ __forceinline__ unsigned nv_row(unsigned i, int a, const NvRows& m) {\n"

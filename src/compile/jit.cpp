@@ -362,7 +362,7 @@ void prepare_cpu_kernels(const Graph& g) {
   std::vector<std::shared_ptr<const Primitive>> owners;
   for (const auto& s : g.steps) {
     if (s.primitive->id() != PrimitiveId::Fused || s.stream.device != Device::cpu) continue;
-    EmitRegion r{static_cast<const Fused*>(s.primitive.get()), {}, false};
+    EmitRegion r{static_cast<const Fused*>(s.primitive.get()), {}, false, {}};
     for (const auto& in : s.inputs) r.input_dtypes.push_back(in.dtype());
     regions.push_back(std::move(r));
     owners.push_back(s.primitive);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "compile/emit_cpp.h"
 #include "compile/simplify.h"
 #include "nuvec/compile.h"
 #include "nuvec/primitives/gpu_module.h"
@@ -28,6 +29,10 @@ void prepare_cpu_kernels(const Graph& g);
 /// with NVRTC before returning, or loaded from the memory or disk cache);
 /// nothing without a GPU or with jit::Mode::off.
 void prepare_gpu_kernels(const Graph& g);
+
+/// The GPU emitter's view of the fused step `s`: its inputs' dtypes, and
+/// which are read broadcast or dense at the trace's shapes.
+EmitRegion gpu_region(const Step& s);
 
 /// The whole text NVRTC compiles for `program` (CUDA C++ that uses the
 /// functors): the NVRTC prelude and the functor header, then `program`.

@@ -88,6 +88,16 @@ bool env_flag(const char* name) {
 
 namespace compiler {
 
+EmitRegion gpu_region(const Step& s) {
+  EmitRegion r{static_cast<const Fused*>(s.primitive.get()), {}, false, {}};
+  for (const auto& in : s.inputs) {
+    r.input_dtypes.push_back(in.dtype());
+    r.broadcast = r.broadcast || (in.size() > 1 && in.shape() != s.outputs[0].shape());
+    r.dense.push_back(in.size() > 1 && in.shape() == s.outputs[0].shape());
+  }
+  return r;
+}
+
 std::string cuda_program(const std::string& program) {
   return std::string(cuda_prelude()) + jit_detail::kFunctorSource + program;
 }
@@ -131,12 +141,7 @@ void prepare_gpu_kernels(const Graph& g) {
   std::vector<EmitRegion> regions;
   for (const auto& s : g.steps) {
     if (s.primitive->id() != PrimitiveId::Fused || s.stream.device != Device::gpu) continue;
-    EmitRegion r{static_cast<const Fused*>(s.primitive.get()), {}, false};
-    for (const auto& in : s.inputs) {
-      r.input_dtypes.push_back(in.dtype());
-      r.broadcast = r.broadcast || (in.size() > 1 && in.shape() != s.outputs[0].shape());
-    }
-    regions.push_back(std::move(r));
+    regions.push_back(gpu_region(s));
   }
   if (regions.empty()) return;
   backend::GpuTarget t = backend::gpu_target();
@@ -182,6 +187,7 @@ void prepare_gpu_kernels(const Graph& g) {
     k->input_dtypes = r.input_dtypes;
     CudaParams c = cuda_params(r);
     k->params = c.inputs;
+    for (int q : c.inputs) k->dense.push_back(r.dense[q]);
     k->per_thread = c.per_thread;
     for (size_t t = 0; t < c.tables.size(); ++t)
       k->tables.push_back({"nuvec_table_" + std::to_string(i) + "_" + std::to_string(t),

@@ -60,6 +60,9 @@ struct FusedGpuKernel {
   int per_thread = 4;
   std::vector<DType> input_dtypes;  // what the kernels were generated for
   std::vector<int> params;          // the inputs passed, in parameter order
+  // Per parameter: whether the contiguous kernel reads it only as dense
+  // (compiler::EmitRegion::dense); where it is not, the strided kernel runs.
+  std::vector<bool> dense;
   mutable std::mutex mu;            // guards the looked-up functions and the tables
   mutable const void* contig_fn = nullptr;
   mutable const void* strided_fn = nullptr;

@@ -1,8 +1,10 @@
 // Fused element-wise regions on the GPU (cuda.h: launch_fused). With the
 // generated kernels compile built (NVRTC, src/compile/jit_cuda.cpp), one
 // launch runs the region: the contiguous kernel when every input is dense
-// at the output's shape or a single value and the pointers allow aligned
-// packs of four, else the strided kernel over a collapsed layout. Without
+// at the output's shape, a single value or a dense row repeated, the
+// pointers allow aligned packs, and each input the trace saw at the
+// output's shape is dense (FusedGpuKernel::dense), else the strided kernel
+// over a collapsed layout. Without
 // them (jit off, no NVRTC, a compile error), each operation runs as its
 // eager kernel on temporaries: the same bits, more memory traffic.
 #include <cuda_runtime.h>
@@ -150,10 +152,11 @@ bool generated(const FusedGpuKernel& k, const std::vector<Array>& in, std::vecto
   std::vector<const void*> ptrs;
   std::vector<long long> rows;
   bool contig = true;
-  for (int p : k.params) {
-    ptrs.push_back(at(in[p]));
-    rows.push_back(row_mode(in[p], shape, k.per_thread));
-    contig = contig && rows.back() >= 0;
+  for (size_t a = 0; a < k.params.size(); ++a) {
+    const Array& x = in[k.params[a]];
+    ptrs.push_back(at(x));
+    rows.push_back(row_mode(x, shape, k.per_thread));
+    contig = contig && rows.back() >= 0 && (rows.back() == 0 || a >= k.dense.size() || !k.dense[a]);
   }
   for (auto& o : out) {
     ptrs.push_back(o.desc()->data->ptr);
