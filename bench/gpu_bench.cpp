@@ -44,7 +44,7 @@ int main() {
   double rs = bench::median_ms(21, [&] { ops::sum(rows, Axes{1}, false, Device::gpu).eval(); });
   row("sum over the last axis [8192, 8192]", rs, mb);
 
-  std::printf("\nmatmul (cuBLAS, float32 without TF32)\n\n| %-34s | %9s | %9s |\n", "shape", "ms", "TFLOP/s");
+  std::printf("\nmatmul (cuBLASLt, float32 without TF32)\n\n| %-34s | %9s | %9s |\n", "shape", "ms", "TFLOP/s");
   std::printf("|------------------------------------|-----------|-----------|\n");
   for (DType dt : {float32, bfloat16})
     for (int n : {4096, 8192}) {

@@ -35,14 +35,16 @@ double ms_since(std::chrono::steady_clock::time_point t) {
 
 // The GPU's time per call once calls are issued back to back (async_eval,
 // every result evaluated at the end; a result the background worker has
-// not reached yet runs in eval): the time of 40 such calls less that of
-// 20, over 20. The first call's submission and the final wait, paid once
-// per batch, cancel out, as they stay outside the CUDA events the peers'
-// script times its calls with. (Until 2026-11-30 09:40 this was the time
-// of 20 calls over 20, about 1 us per call more at 2^26 bfloat16.)
+// not reached yet runs in eval): the time of 60 such calls less that of
+// 20, over 40 (medians of 11). The first call's submission and the final
+// wait, paid once per batch, cancel out, as they stay outside the CUDA
+// events the peers' script times its calls with. (Until 2026-11-30 09:40
+// this was the time of 20 calls over 20, about 1 us per call more at 2^26
+// bfloat16; until 18:40, 40 less 20 over 20, medians of 7, which spread
+// over 0.059-0.067 ms for bfloat16 x*x+1 in three runs on one machine.)
 double back_to_back_ms(const std::function<Arrays()>& call) {
   auto batch = [&](int calls) {
-    return bench::median_ms(7, [&] {
+    return bench::median_ms(11, [&] {
       Arrays all;
       for (int i = 0; i < calls; ++i) {
         Arrays out = call();
@@ -52,7 +54,7 @@ double back_to_back_ms(const std::function<Arrays()>& call) {
       nuvec::eval(all);
     });
   };
-  return (batch(40) - batch(20)) / 20;
+  return (batch(60) - batch(20)) / 40;
 }
 
 void eval_all(const Arrays& r) {

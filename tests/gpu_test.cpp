@@ -201,9 +201,38 @@ TEST(Gpu, MatmulMatchesTheCpu) {
     expect_close([&](StreamOrDevice s) { return ops::matmul(ba, b, s); }, tolerance(dt), w + " batched");
     Array sl = ops::slice(m({64, 80}, 6), {0, 0}, {64, 80}, {1, 2});  // strided: copied dense
     expect_close([&](StreamOrDevice s) { return ops::matmul(sl, b, s); }, tolerance(dt), w + " strided");
+    // Batches not evenly spaced (one cuBLAS call per matrix), and a batch of
+    // b broadcast over a's (stride 0, one cuBLASLt call).
+    Array uneven = ops::transpose(m({3, 2, 64, 40}, 7), {1, 0, 2, 3});
+    expect_close([&](StreamOrDevice s) { return ops::matmul(uneven, b, s); }, tolerance(dt), w + " uneven batch");
+    Array one_b = m({1, 40, 48}, 8);
+    expect_close([&](StreamOrDevice s) { return ops::matmul(ba, one_b, s); }, tolerance(dt), w + " broadcast batch");
   }
   float tf32_sensitive = ops::matmul(array({1.0f + 0x1p-20f}, {1, 1}), array({1.0f}, {1, 1}), Device::gpu).item<float>();
   EXPECT_EQ(tf32_sensitive, 1.0f + 0x1p-20f) << "float32 products must not round to TF32";
+}
+
+// A product never reads its output's old bytes (cuBLASLt runs with beta 0
+// and D as C): written over a freed buffer of NaNs, which the stream's
+// cache hands back, it is the CPU's product.
+TEST(Gpu, MatmulIgnoresTheOutputsOldBytes) {
+  NUVEC_GPU_REQUIRED();
+  for (DType dt : {float32, bfloat16, float64}) {
+    Array a = random::normal({64, 40}, random::key(21)).astype(dt);
+    Array b = random::normal({40, 48}, random::key(22)).astype(dt);
+    nuvec::eval({a, b});
+    expect_close(
+        [&](StreamOrDevice s) {
+          if (to_stream(s).device == Device::gpu) {
+            Array junk = ops::add(ops::zeros({64, 48}, dt, s), array(std::nanf("")).astype(dt), s);
+            junk.eval();
+            junk = Array();
+            EXPECT_GE(get_cache_memory(Device::gpu), size_t(64 * 48) * dt.size());
+          }
+          return ops::matmul(a, b, s);
+        },
+        tolerance(dt), std::string(dtype_name(dt)));
+  }
 }
 
 // addmm through cuBLASLt (a Linear layer's bias in the epilogue, a full c

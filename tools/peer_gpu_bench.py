@@ -10,6 +10,8 @@ the optimizer step of `gpu_compile_bench step` (Adam over 32 parameters).
 `--only PREFIX` limits `--compile` to the functions whose names start so;
 `--accuracy` measures the float32 sin/cos chain's error against float64
 (torch eager and torch.compile) and prints the math torch.compile emits.
+`--rounds K` measures each back-to-back figure K times (printed as a
+range), `--no-jax` leaves jax.jit out.
 """
 import sys
 import time
@@ -97,6 +99,11 @@ def traffic(args, outs):
     return sum(a.nbytes for a in list(args) + list(outs))
 
 
+def rounds():
+    """How many times each back-to-back figure is measured (--rounds K)."""
+    return int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 1
+
+
 def only():
     """The prefix given with --only ("" for every function)."""
     return sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else ""
@@ -149,9 +156,10 @@ def torch_set():
             torch.cuda.synchronize()
             cold = time.time() - t0
             tc = ms(lambda: cf(*args))
-            b2b = ms_b2b(lambda: cf(*args))
+            b2b = sorted(ms_b2b(lambda: cf(*args)) for _ in range(rounds()))
+            b2b = f"{b2b[0]:.3f}" + (f"-{b2b[-1]:.3f}" if len(b2b) > 1 else "")
             gbs = traffic(args, f(*args)) / (tc * 1e6)
-            print(f"| {name} | {eager:.3f} | {tc:.3f} | {gbs:.0f} | {100 * gbs / bw:.1f}% | {b2b:.3f} | {cold:.1f} |")
+            print(f"| {name} | {eager:.3f} | {tc:.3f} | {gbs:.0f} | {100 * gbs / bw:.1f}% | {b2b} | {cold:.1f} |")
     if only():
         return
     x = torch.rand(16, device="cuda")
@@ -272,6 +280,7 @@ if __name__ == "__main__":
         sys.exit(0)
     if "--compile" in sys.argv:
         torch_set()
-        jax_set()
+        if "--no-jax" not in sys.argv:
+            jax_set()
     else:
         main()

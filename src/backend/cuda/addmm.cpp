@@ -1,4 +1,5 @@
-// AddMM on the GPU through cuBLASLt, one call: D = alpha A B + beta C.
+// Products through cuBLASLt: matmul's D = A B (blas::lt_product), and
+// AddMM's, one call: D = alpha A B + beta C.
 // Row-major D = A B is column-major D^T = B^T A^T (as the cuBLAS path), so
 // a c that is one row broadcast over the rows of D (the bias of a Linear
 // layer) is one value per row of the column-major D^T: with beta == 1 it
@@ -277,6 +278,17 @@ void separate_kernels(const AddMM& p, const Array& a, const Array& b,
 }
 
 }  // namespace
+
+namespace blas {
+
+bool lt_product(const Operands& o, const Types& ty, Array& out, cudaStream_t stream, Stream st) {
+  LtProduct lt(o, ty, out);
+  if (!lt.plan(nullptr)) return false;
+  lt.run(1.0f, 0.0f, stream, st);  // beta 0: D's old bytes are not read
+  return true;
+}
+
+}  // namespace blas
 
 void launch_addmm(const AddMM& p, const Array& a, const Array& b,
                   const Array& c0, Array& out, void* stream, Stream st) {

@@ -50,6 +50,11 @@ struct Operands {
 Operands operands(const Array& a, const Array& b, void* stream, Stream st,
                   bool even);
 
+/// out = a b for operands with one matrix or evenly spaced batches (at
+/// least 0 apart), as one cuBLASLt call (addmm.cpp); false, with nothing
+/// enqueued, where the heuristic offers no algorithm.
+bool lt_product(const Operands& o, const Types& ty, Array& out, cudaStream_t stream, Stream st);
+
 /// The first element of a device array, as bytes.
 inline char* bytes(const Array& x) {
   return static_cast<char*>(x.desc()->data->ptr) +

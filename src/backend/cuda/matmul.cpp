@@ -1,8 +1,10 @@
-// Matrix products on the GPU through cuBLAS: float32 (no TF32 unless
+// Matrix products on the GPU: float32 (no TF32 unless
 // set_matmul_tf32(true): float32 products keep float32 accuracy), float64, complex64, and float16 /
 // bfloat16 with float32 accumulation. A transposed operand is passed as a
-// flag; other layouts are copied dense first. Batches with even strides go
-// in one strided-batched call, others one call per matrix.
+// flag; other layouts are copied dense first. One matrix, or batches with
+// even strides, go in one cuBLASLt call (addmm.cpp's, without C), or one
+// strided-batched cuBLAS call where cuBLASLt's heuristic offers no
+// algorithm; other batches one cuBLAS call per matrix.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -151,8 +153,9 @@ void launch_matmul(const Array& a0, const Array& b0, Array& out, void* stream, S
   const double one_d = 1.0, zero_d = 0.0;
   const void* alpha = d == float64 ? static_cast<const void*>(&one_d) : one_f;
   const void* beta = d == float64 ? static_cast<const void*>(&zero_d) : zero_f;
-  cublasHandle_t h = handle_for(s);
   size_t count = o.oa.size();
+  if ((count == 1 || (o.even && o.stride_a >= 0 && o.stride_b >= 0)) && blas::lt_product(o, ty, out, s, st)) return;
+  cublasHandle_t h = handle_for(s);
   if (o.even || count == 1) {
     blas::check(cublasGemmStridedBatchedEx(h, opb, opa, n, m, k, alpha, pb, ty.data, int(o.vb.ld), o.stride_b, pa,
                                      ty.data, int(o.va.ld), o.stride_a, beta, pc, ty.data, n, int64_t(m) * n,
