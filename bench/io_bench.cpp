@@ -104,7 +104,7 @@ int main() {
   std::memset(dst.data(), 0, dst.size());  // fault the destination in once
 
   double first = bench::median_ms(9, [&] {
-    auto loaded = load_safetensors(path);
+    auto loaded = load_safetensors(path).first;
     if (loaded.begin()->second.shape(0) != elems) std::abort();
   });
   double first_base = bench::median_ms(9, [&] {
@@ -119,7 +119,7 @@ int main() {
 
   double copy = bench::median_ms(3, [&] {
     size_t off = 0;
-    for (const auto& [k, a] : load_safetensors(path)) {
+    for (const auto& [k, a] : load_safetensors(path).first) {
       std::memcpy(dst.data() + off, backend::host_pointer(a),
                   size_t(a.nbytes()));
       off += size_t(a.nbytes());
@@ -137,7 +137,7 @@ int main() {
 
   double sum = bench::median_ms(3, [&] {
     std::vector<Array> sums;
-    for (const auto& [k, a] : load_safetensors(path)) sums.push_back(a.sum());
+    for (const auto& [k, a] : load_safetensors(path).first) sums.push_back(a.sum());
     eval(sums);
   });
   double sum_base = bench::median_ms(3, [&] {

@@ -37,7 +37,10 @@ if(NUVEC_CUDA AND CMAKE_CUDA_COMPILER)
   set_target_properties(nuvec_cuda PROPERTIES POSITION_INDEPENDENT_CODE ON CUDA_STANDARD 20
     CUDA_STANDARD_REQUIRED ON CUDA_EXTENSIONS OFF)
   target_sources(nuvec PRIVATE $<TARGET_OBJECTS:nuvec_cuda>)
-  target_compile_definitions(nuvec PRIVATE NUVEC_WITH_CUDA)
+  # Only the forwarding file sees the define, so the other objects are the
+  # same with and without CUDA (ccache shares them between the two builds).
+  set_source_files_properties(${CMAKE_CURRENT_SOURCE_DIR}/src/backend/gpu.cpp
+    PROPERTIES COMPILE_DEFINITIONS NUVEC_WITH_CUDA)
   target_link_libraries(nuvec PUBLIC CUDA::cudart_static CUDA::cublas CUDA::cublasLt ${NUVEC_NVRTC_LIB})
   set(NUVEC_WITH_CUDA ON)
   message(STATUS "nuvec: CUDA backend on (${CMAKE_CUDA_COMPILER}, architectures ${CMAKE_CUDA_ARCHITECTURES})")

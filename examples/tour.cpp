@@ -43,7 +43,7 @@ int main() {
   std::cout << "mean: " << x.mean() << ", var(ddof=1): " << ops::var(x, false, 1) << "\n";
   std::cout << "argmax of each row: " << x.argmax(1) << "\n";
   std::cout << "logsumexp: " << x.logsumexp(-1) << "\n";
-  std::cout << "softmax of the first row: " << ops::softmax(ops::slice(x, {0}, {1}), {-1}) << "\n\n";
+  std::cout << "softmax of the first row: " << ops::softmax(ops::slice(x, {0}, {1}), -1) << "\n\n";
 
   // Matrix products (float32 through BLAS).
   Array a = array({{1.0, 2.0, 3.0}});

@@ -107,6 +107,57 @@ TEST(Compile, EvaluatingInsideTheTraceIsAnError) {
   EXPECT_THROW((void)f(array(1.0f)), Error);  // a failed trace is not cached
 }
 
+// async_eval (and a schedule's async_eval) of a traced value is refused as
+// eval is: the same kind and wording, the op named; outside a trace, and
+// inside other transforms, it still evaluates.
+TEST(Compile, AsyncEvalInsideTheTraceIsAnError) {
+  auto caught = [](const auto& f) -> std::optional<Error> {
+    try {
+      (void)f(array({1.0f, 2.0f}));
+    } catch (const Error& e) {
+      return e;
+    }
+    return std::nullopt;
+  };
+  auto by_eval = compile([](const Array& x) {
+    Array y = x * 2.0f;
+    eval(std::vector<Array>{y});
+    return y;
+  });
+  auto by_async = compile([](const Array& x) {
+    Array y = x * 2.0f;
+    async_eval(std::vector<Array>{y + 1.0f});
+    return y;
+  });
+  auto by_schedule = compile([](const Array& x) {
+    Array y = ops::exp(x);
+    schedule(std::vector<Array>{y}).async_eval();
+    return y;
+  });
+  auto e = caught(by_eval), a = caught(by_async), s = caught(by_schedule);
+  ASSERT_TRUE(e && a && s);
+  const std::string tail = "while compile traced it (values do not exist during the trace); "
+                           "evaluate outside the compiled function";
+  for (const Error* err : {&*e, &*a, &*s}) {
+    EXPECT_EQ(err->kind(), ErrorKind::transform) << err->what();
+    EXPECT_NE(err->message().find(tail), std::string::npos) << err->what();
+  }
+  EXPECT_EQ(a->op_name(), std::optional<std::string>("async_eval"));
+  EXPECT_NE(a->message().find("called async_eval"), std::string::npos) << a->what();
+  EXPECT_TRUE(caught(by_async)) << "a failed trace is not cached";
+  EXPECT_EQ(by_async.trace_count(), 2u);
+  // Outside a trace and inside grad, async_eval evaluates.
+  Array z = array({1.0f, 2.0f}) * 3.0f;
+  async_eval(std::vector<Array>{z});
+  EXPECT_EQ(z.to_vector<float>(), (std::vector<float>{3.0f, 6.0f}));
+  auto g = grad([](const Array& x) {
+    Array y = x * x;
+    async_eval(std::vector<Array>{y});
+    return y.sum();
+  });
+  EXPECT_EQ(g(array({1.0f, 2.0f})).to_vector<float>(), (std::vector<float>{2.0f, 4.0f}));
+}
+
 TEST(Compile, CapturesAndRandomDrawsAreConstants) {
   Array c = array({1.0f, 2.0f});
   auto f = compile([&](const Array& x) { return x + c + random::uniform({2}); });

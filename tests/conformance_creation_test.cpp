@@ -43,9 +43,9 @@ std::vector<Array> build_creation(const refs::Case& c) {
     return {ops::linspace(c.param_double("start"), c.param_double("stop"),
                           static_cast<int>(c.param_int("num")), d.value_or(float32))};
   if (op == "eye") {
-    int m = c.param("m") == "none" ? -1 : static_cast<int>(c.param_int("m"));
-    return {ops::eye(static_cast<int>(c.param_int("n")), m, static_cast<int>(c.param_int("k")),
-                     d.value_or(float32))};
+    int n = static_cast<int>(c.param_int("n"));
+    int m = c.param("m") == "none" ? n : static_cast<int>(c.param_int("m"));
+    return {ops::eye(n, m, static_cast<int>(c.param_int("k")), d.value_or(float32))};
   }
   if (op == "identity")
     return {ops::identity(static_cast<int>(c.param_int("n")), d.value_or(float32))};

@@ -42,9 +42,9 @@ std::vector<Array> build_sort(const refs::Case& c, const Array& x) {
 
 std::vector<Array> build_scan(const refs::Case& c, const Array& x) {
   auto axis = axis_of(c);
-  ScanOptions o{c.param_bool("reverse"), c.param_bool("inclusive")};
+  bool rev = c.param_bool("reverse"), inc = c.param_bool("inclusive");
 #define NUVEC_SCAN_CASE(name) \
-  if (c.op == #name) return {axis ? ops::name(x, *axis, o) : ops::name(x, o)};
+  if (c.op == #name) return {axis ? ops::name(x, *axis, rev, inc) : ops::name(x, rev, inc)};
   NUVEC_SCAN_CASE(cumsum)
   NUVEC_SCAN_CASE(cumprod)
   NUVEC_SCAN_CASE(cummax)

@@ -190,7 +190,7 @@ TEST(CudaKernel, RunsOnGpuStreamsOnly) {
   auto primitive = primitive_of(on_gpu);
   if (!is_available(Device::gpu)) EXPECT_THROW(on_gpu.eval(), Error);
   // The primitive of a GPU call, built on the CPU stream by hand.
-  Array forced = ops::detail::build1(primitive, {x}, Device::cpu,
+  Array forced = ops::impl::build1(primitive, {x}, Device::cpu,
                                      "cuda_kernel", NUVEC_LOC);
   try {
     forced.eval();

@@ -77,7 +77,7 @@ TEST(Fuzz, OpConstructorsNeverCrash) {
       case 13: settle(ops::var(x, Axes(f.axes()), false, f.pick(-2, 3))); break;
       case 14: settle(ops::arange(f.pick(-5, 5), f.pick(-5, 5), f.pick(-2, 2))); break;
       case 15: settle(ops::sort(x, f.pick(-5, 5))); break;
-      case 16: settle(ops::cumsum(x, f.pick(-5, 5), {f.pick(0, 1) == 1, f.pick(0, 1) == 1})); break;
+      case 16: settle(ops::cumsum(x, f.pick(-5, 5), f.pick(0, 1) == 1, f.pick(0, 1) == 1)); break;
       case 17: settle(ops::partition(x, f.pick(-5, 5), f.pick(-5, 5))); break;
       case 18: settle(ops::concatenate({x, y}, f.pick(-5, 5))); break;
       case 19: settle(ops::take(x, ops::astype(y, int32), f.pick(-5, 5))); break;

@@ -112,12 +112,12 @@ TEST(GpuMemory, BuffersReadOnAnotherStreamWaitForTheRead) {
   Array x = random::uniform({n}, float32, random::key(3), a);
   x.eval();
   Array x_host = array(x.to_vector<float>(), {n});
-  Array y = ops::cumsum(x, 0, {}, b);
+  Array y = ops::cumsum(x, 0, false, true, b);
   async_eval({y});
   x = Array();
   Array z = ops::add(ops::full({n}, -1.0f, float32, a), 0.0f, a);  // reuses x's block
   z.eval();
-  EXPECT_TRUE(ops::array_equal(y, ops::cumsum(x_host, 0, {}, Device::cpu)).item<bool>());
+  EXPECT_TRUE(ops::array_equal(y, ops::cumsum(x_host, 0, false, true, Device::cpu)).item<bool>());
   EXPECT_EQ(z.to_vector<float>()[n - 1], -1.0f);
 }
 

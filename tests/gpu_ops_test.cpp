@@ -11,6 +11,8 @@
 // copy and view checks are here, the others in support/gpu_ops_cases.cpp.
 #include "support/gpu_ops.h"
 
+#include "random/internal.h"
+
 #include <gtest/gtest.h>
 
 #include <iterator>
@@ -98,6 +100,9 @@ NUVEC_UNARY_ENTRY(IsFinite, ops::isfinite(x, s))
 NUVEC_UNARY_ENTRY(Conjugate, ops::conjugate(x, s))
 NUVEC_UNARY_ENTRY(Real, ops::real(x, s))
 NUVEC_UNARY_ENTRY(Imag, ops::imag(x, s))
+NUVEC_UNARY_ENTRY(MlxExp, random::detail::mlx_exp(x, s, NUVEC_LOC))
+NUVEC_UNARY_ENTRY(MlxErf, random::detail::mlx_erf(x, s, NUVEC_LOC))
+NUVEC_UNARY_ENTRY(MlxErfInv, random::detail::mlx_erfinv(x, s, NUVEC_LOC))
 #undef NUVEC_UNARY_ENTRY
 
 #define NUVEC_BINARY_ENTRY(Name, op)                                           \
@@ -161,9 +166,9 @@ void check_DivMod() {
     for (size_t i = 0; i < xs.size(); ++i) {
       const Array &a = xs[i].x, &b = ys[(i + 1) % 4].x;
       std::string w = "divmod " + name(dt) + " " + xs[i].layout;
-      expect_same([&](StreamOrDevice s) { return ops::divmod(a, b, s).first; },
+      expect_same([&](StreamOrDevice s) { return ops::divmod(a, b, s)[0]; },
                   w + " quotient");
-      expect_same([&](StreamOrDevice s) { return ops::divmod(a, b, s).second; },
+      expect_same([&](StreamOrDevice s) { return ops::divmod(a, b, s)[1]; },
                   w + " remainder");
     }
   }

@@ -198,15 +198,15 @@ TEST(GpuSortScan, PartitionsArePartitions) {
 
 namespace {
 
-using ScanFn = Array (*)(const Array&, int, ScanOptions, StreamOrDevice);
+using ScanFn = Array (*)(const Array&, int, bool, bool, StreamOrDevice);
 
 const std::pair<const char*, ScanFn> kScans[] = {
-    {"cumsum", [](const Array& x, int a, ScanOptions o, StreamOrDevice s) { return ops::cumsum(x, a, o, s); }},
-    {"cumprod", [](const Array& x, int a, ScanOptions o, StreamOrDevice s) { return ops::cumprod(x, a, o, s); }},
-    {"cummax", [](const Array& x, int a, ScanOptions o, StreamOrDevice s) { return ops::cummax(x, a, o, s); }},
-    {"cummin", [](const Array& x, int a, ScanOptions o, StreamOrDevice s) { return ops::cummin(x, a, o, s); }},
+    {"cumsum", [](const Array& x, int a, bool r, bool i, StreamOrDevice s) { return ops::cumsum(x, a, r, i, s); }},
+    {"cumprod", [](const Array& x, int a, bool r, bool i, StreamOrDevice s) { return ops::cumprod(x, a, r, i, s); }},
+    {"cummax", [](const Array& x, int a, bool r, bool i, StreamOrDevice s) { return ops::cummax(x, a, r, i, s); }},
+    {"cummin", [](const Array& x, int a, bool r, bool i, StreamOrDevice s) { return ops::cummin(x, a, r, i, s); }},
     {"logcumsumexp",
-     [](const Array& x, int a, ScanOptions o, StreamOrDevice s) { return ops::logcumsumexp(x, a, o, s); }},
+     [](const Array& x, int a, bool r, bool i, StreamOrDevice s) { return ops::logcumsumexp(x, a, r, i, s); }},
 };
 
 void expect_scans_same(const Array& x, int axis, const std::string& what, const char* only = nullptr) {
@@ -214,8 +214,7 @@ void expect_scans_same(const Array& x, int axis, const std::string& what, const 
     if (only && std::string(only) != name) continue;
     for (bool reverse : {false, true})
       for (bool inclusive : {true, false}) {
-        ScanOptions o{reverse, inclusive};
-        expect_same([&, f = f](StreamOrDevice s) { return f(x, axis, o, s); },
+        expect_same([&, f = f](StreamOrDevice s) { return f(x, axis, reverse, inclusive, s); },
                     what + " " + name + (reverse ? " reverse" : "") + (inclusive ? "" : " exclusive"));
       }
   }

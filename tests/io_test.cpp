@@ -76,7 +76,7 @@ TEST(IoRoundTrip, SafetensorsEveryDtypeAndShape) {
           sample(d, shapes[s], seed++);
   std::string path = dir / "all.safetensors";
   save_safetensors(path, arrays);
-  auto loaded = load_safetensors(path);
+  auto loaded = load_safetensors(path).first;
   ASSERT_EQ(loaded.size(), arrays.size());
   for (const auto& [name, a] : arrays) {
     SCOPED_TRACE(name);
@@ -106,21 +106,22 @@ TEST(IoRoundTrip, SafetensorsViewsAndMetadata) {
       {"offset", base.i(1)},
       {"zero_d", array(2.5).astype(float64)},
   };
-  std::map<std::string, std::string> meta = {
+  std::unordered_map<std::string, std::string> meta = {
       {"format", "nuvec"},
       {"quote\"back\\slash", "line\nbreak\ttab\x01"},
       {"ünï", "✓"},
       {"", ""}};
   std::string path = dir / "views.safetensors";
   save_safetensors(path, arrays, meta);
-  auto loaded = load_safetensors(path);
+  auto loaded = load_safetensors(path).first;
   for (const auto& [name, a] : arrays) {
     SCOPED_TRACE(name);
     EXPECT_EQ(loaded.at(name).shape(), a.shape());
     EXPECT_EQ(bytes_of(loaded.at(name)), bytes_of(a));
   }
   EXPECT_EQ(loaded.at("transposed").to_vector<float>()[1], 4.0f);
-  EXPECT_EQ(load_safetensors_metadata(path), meta);
+  EXPECT_EQ(load_safetensors(path).second, meta);
+  EXPECT_EQ(load_safetensors_metadata(path), (std::map<std::string, std::string>(meta.begin(), meta.end())));
 }
 
 TEST(IoRoundTrip, NpyEveryDtype) {
@@ -183,14 +184,14 @@ TEST(IoRoundTrip, SavingOverALoadedFileKeepsItsArrays) {
   TempDir dir;
   std::string path = dir / "w.safetensors";
   save_safetensors(path, {{"w", ops::full({4}, 1.0, float32)}});
-  auto old = load_safetensors(path);
+  auto old = load_safetensors(path).first;
   save_safetensors(path, {{"w", ops::full({4}, 2.0, float32)}});
   EXPECT_EQ(old.at("w").to_vector<float>(), std::vector<float>(4, 1.0f));
-  EXPECT_EQ(load_safetensors(path).at("w").to_vector<float>(),
+  EXPECT_EQ(load_safetensors(path).first.at("w").to_vector<float>(),
             std::vector<float>(4, 2.0f));
   // Saving the loaded arrays into their own file works too.
   save_safetensors(path, old);
-  EXPECT_EQ(load_safetensors(path).at("w").to_vector<float>(),
+  EXPECT_EQ(load_safetensors(path).first.at("w").to_vector<float>(),
             std::vector<float>(4, 1.0f));
   EXPECT_FALSE(fs::exists(path + ".tmp"));
 }
@@ -231,7 +232,7 @@ TEST(IoRoundTrip, SaveErrors) {
   }
   EXPECT_FALSE(fs::exists(path));
   save_safetensors(path, {});  // an empty file is valid
-  EXPECT_TRUE(load_safetensors(path).empty());
+  EXPECT_TRUE(load_safetensors(path).first.empty());
 }
 
 // ------------------------------------------------------------------- fixtures
@@ -270,7 +271,7 @@ std::string from_hex(const std::string& hex) {
 
 Array load_expected(const Expected& e) {
   if (e.key == "-") return load_npy(fixtures + e.file);
-  return load_safetensors(fixtures + e.file).at(e.key);
+  return load_safetensors(fixtures + e.file).first.at(e.key);
 }
 
 TEST(IoFixtures, EveryFileHoldsTheRecordedValues) {
@@ -296,7 +297,7 @@ TEST(IoFixtures, CopiesOnlyWhatCannotBeMapped) {
   // MLX pads npy headers to 16 bytes: its float32 data is misaligned.
   EXPECT_TRUE(is_copy(load_npy(fixtures + "mlx_f32.npy")));
   EXPECT_FALSE(is_copy(load_npy(fixtures + "mlx_bf16.npy")));
-  auto mlx = load_safetensors(fixtures + "mlx.safetensors");
+  auto mlx = load_safetensors(fixtures + "mlx.safetensors").first;
   EXPECT_TRUE(is_copy(mlx.at("m_complex64")));  // at offset 111
   EXPECT_EQ(load_safetensors_metadata(fixtures + "mlx.safetensors"),
             (std::map<std::string, std::string>{{"made_by", "mlx"}}));
@@ -389,7 +390,7 @@ TEST(IoZeroCopy, OneGibFileLoadsWithoutReadingIt) {
   int64_t mappings = io::detail::live_mappings();
   int64_t before = resident_bytes();
   auto t0 = std::chrono::steady_clock::now();
-  auto arrays = load_safetensors(path);
+  auto arrays = load_safetensors(path).first;
   double ms = std::chrono::duration<double, std::milli>(
                   std::chrono::steady_clock::now() - t0)
                   .count();
@@ -418,14 +419,14 @@ TEST(IoZeroCopy, LoadedBuffersAreNeverDonated) {
   std::string path = dir / "x.safetensors";
   save_safetensors(path, {{"x", ops::full({1000}, 3.0, float32)}});
   {
-    Array x = load_safetensors(path).at("x");
+    Array x = load_safetensors(path).first.at("x");
     EXPECT_FALSE(x.desc()->data->from_allocator);
     // x's buffer is held by nothing else: an allocator buffer would be
     // reused for the output (and the read-only mapping would fault).
     Array y = ops::add(std::move(x), 1.0);
     EXPECT_EQ(y.to_vector<float>()[999], 4.0f);
   }
-  EXPECT_EQ(load_safetensors(path).at("x").to_vector<float>()[0], 3.0f);
+  EXPECT_EQ(load_safetensors(path).first.at("x").to_vector<float>()[0], 3.0f);
 }
 
 TEST(IoZeroCopy, MisalignedAndBoolTensorsAreCopied) {
@@ -441,7 +442,7 @@ TEST(IoZeroCopy, MisalignedAndBoolTensorsAreCopied) {
   write_file(path, std::string(reinterpret_cast<const char*>(&len), 8) +
                        header + std::string("\x00\x02\xff", 3) +
                        std::string(reinterpret_cast<char*>(f), 8) + "\x07");
-  auto a = load_safetensors(path);
+  auto a = load_safetensors(path).first;
   // Bool bytes other than 0 and 1 become 1 in a copy.
   EXPECT_TRUE(is_copy(a.at("b")));
   EXPECT_EQ(bytes_of(a.at("b")), std::string("\x00\x01\x01", 3));

@@ -363,6 +363,42 @@ TEST(Jit, AsyncModeSwitchesToTheKernelWhenReady) {
   EXPECT_EQ(jit::stats().generated_runs, before.generated_runs + 1);
 }
 
+// f.wait_for_kernels() returns once f's own builds ended (earlier queued
+// builds too: one worker takes them in order), nuvec::wait_for_kernels()
+// once every build did; calls after either run the generated kernels.
+TEST(Jit, WaitForKernelsReturnsOnceTheyAreBuilt) {
+  nuvec::testing::CpuDefault cpu_default;
+  JitScope scope(jit::Mode::async);
+  auto body_f = [](const Array& x) { return ops::sqrt(ops::abs(x)) * 1.5f + x; };
+  auto body_g = [](const Array& x) { return ops::exp(x * 0.5f) - x; };
+  auto body_h = [](const Array& x) { return ops::square(x) * 0.75f + 2.0f; };
+  auto f = compile(body_f);
+  auto g = compile(body_g);
+  auto h = compile(body_h);
+  Array x = data({4, 16}, float32, 85);
+  const auto start = jit::stats();
+  expect_same(f(x), body_f(x));  // each call: the interpreter or a kernel
+  expect_same(g(x), body_g(x));
+  f.wait_for_kernels();
+  auto before = jit::stats();
+  expect_same(f(x), body_f(x));
+  EXPECT_EQ(jit::stats().generated_runs, before.generated_runs + 1);
+  EXPECT_EQ(jit::stats().interpreted_runs, before.interpreted_runs);
+  expect_same(h(x), body_h(x));
+  nuvec::wait_for_kernels();
+  before = jit::stats();
+  expect_same(g(x), body_g(x));
+  expect_same(h(x), body_h(x));
+  EXPECT_EQ(jit::stats().generated_runs, before.generated_runs + 2);
+  EXPECT_EQ(jit::stats().compiled, start.compiled + 3);
+  // Nothing pending (and in sync mode): at once.
+  f.wait_for_kernels();
+  jit::set_mode(jit::Mode::sync);
+  auto k = compile([](const Array& x) { return ops::abs(x) - 1.0f; });
+  expect_same(k(x), ops::abs(x) - 1.0f);
+  k.wait_for_kernels();
+}
+
 TEST(Jit, OffModeInterprets) {
   nuvec::testing::CpuDefault cpu_default;
   JitScope scope(jit::Mode::off);

@@ -53,7 +53,7 @@ TEST(SortScan, InvalidCallsGiveFailedArrays) {
   line = __LINE__ + 1;
   expect_error(ops::tril(ops::zeros({3})), "tril", ErrorKind::invalid_shape, "2-D", line);
   line = __LINE__ + 1;
-  expect_error(ops::roll(x, {1}, {0, 1}), "roll", ErrorKind::invalid_argument, "1 shifts", line);
+  expect_error(ops::roll(x, Shape{1}, {0, 1}), "roll", ErrorKind::invalid_argument, "1 shifts", line);
   // A failed input passes through unchanged.
   Array bad = ops::sort(x, 5);
   EXPECT_EQ(ops::cumsum(ops::argsort(bad)).error()->op_name().value_or(""), "sort");
@@ -114,7 +114,7 @@ TEST(SortScan, ScanAlongMiddleAxisOfWideArray) {
   std::vector<int32_t> v(a * n * inner);
   std::iota(v.begin(), v.end(), -4000);
   Array x = ops::transpose(array<int32_t>(v.data(), {a, n, inner}), {0, 1, 2});
-  auto got = ops::cumsum(x, 1, {.reverse = true, .inclusive = false}).to_vector<int32_t>();
+  auto got = ops::cumsum(x, 1, true, false).to_vector<int32_t>();
   for (int o = 0; o < a; ++o)
     for (int i = 0; i < inner; ++i) {
       int32_t acc = 0;

@@ -476,7 +476,7 @@ TEST(TransformsGrad, Cumsum) {
   for (bool reverse : {false, true})
     for (bool inclusive : {false, true})
       check_rules(unary([=](const Array& x) {
-                    return ops::cumsum(x, 1, {reverse, inclusive});
+                    return ops::cumsum(x, 1, reverse, inclusive);
                   }),
                   {transposed({4, 2}, 1)},
                   "cumsum reverse " + std::to_string(reverse) + " inclusive " +
@@ -489,7 +489,7 @@ TEST(TransformsGrad, Cumprod) {
   for (bool reverse : {false, true})
     for (bool inclusive : {false, true}) {
       auto f = unary([=](const Array& x) {
-        return ops::cumprod(x, 1, {reverse, inclusive});
+        return ops::cumprod(x, 1, reverse, inclusive);
       });
       std::string name = "cumprod reverse " + std::to_string(reverse) +
                          " inclusive " + std::to_string(inclusive);
@@ -500,7 +500,7 @@ TEST(TransformsGrad, Cumprod) {
       scalar_of(unary([](const Array& x) { return ops::cumprod(x, 0); })),
       {uniform_array({4}, 3, 0.5, 1.5)}, "cumprod");
   check_second(scalar_of(unary([](const Array& x) {
-                 return ops::cumprod(x, 0, {true, false});
+                 return ops::cumprod(x, 0, true, false);
                })),
                {array<double>({0.5, 0.0, 1.5, 0.0, -0.7})},
                "reverse exclusive cumprod with zeros");
@@ -516,12 +516,12 @@ TEST(TransformsGrad, CummaxCummin) {
                          std::to_string(inclusive);
       // Exclusive scans start from -inf / +inf: keep only the finite part.
       check_rules(unary([=](const Array& x) {
-                    Array y = ops::cummax(x, 1, {reverse, inclusive});
+                    Array y = ops::cummax(x, 1, reverse, inclusive);
                     return ops::where(ops::greater(ops::abs(y), 1e300), 0.0, y);
                   }),
                   {distinct_array({2, 5}, 1)}, "cummax" + name);
       check_rules(unary([=](const Array& x) {
-                    Array y = ops::cummin(x, 0, {reverse, inclusive});
+                    Array y = ops::cummin(x, 0, reverse, inclusive);
                     return ops::where(ops::greater(ops::abs(y), 1e300), 0.0, y);
                   }),
                   {distinct_array({4, 2}, 2)}, "cummin" + name);
@@ -534,7 +534,7 @@ TEST(TransformsGrad, Logcumsumexp) {
       std::string name = "logcumsumexp reverse " + std::to_string(reverse) +
                          " inclusive " + std::to_string(inclusive);
       check_rules(unary([=](const Array& x) {
-                    Array y = ops::logcumsumexp(x, 1, {reverse, inclusive});
+                    Array y = ops::logcumsumexp(x, 1, reverse, inclusive);
                     return ops::where(ops::isinf(y), 0.0, y);
                   }),
                   {uniform_array({2, 4}, 1, -3, 3)}, name);
@@ -552,7 +552,7 @@ TEST(TransformsGrad, Logcumsumexp) {
       scalar_of(unary([](const Array& x) { return ops::logcumsumexp(x, 0); })),
       {uniform_array({4}, 2, -2, 2)}, "logcumsumexp");
   check_second(scalar_of(unary([](const Array& x) {
-                 Array y = ops::logcumsumexp(x, 0, {true, false});
+                 Array y = ops::logcumsumexp(x, 0, true, false);
                  return ops::where(ops::isinf(y), 0.0, y);
                })),
                {uniform_array({5}, 3, -2, 2)},
@@ -569,7 +569,7 @@ namespace {
 // A well-conditioned square matrix (diagonal dominant), as a batch.
 Array well_conditioned(const Shape& shape, uint32_t seed) {
   int n = shape.back();
-  return uniform_array(shape, seed) + ops::eye(n, -1, 0, float64) * 3.0;
+  return uniform_array(shape, seed) + ops::eye(n, float64) * 3.0;
 }
 
 }  // namespace
@@ -596,7 +596,7 @@ TEST(TransformsGrad, Cholesky) {
   nuvec::testing::CpuDefault cpu_default;  // LAPACK: CPU only, as MLX
   // Cholesky reads the lower triangle only: the gradient is zero above it,
   // and a general (non-symmetric) matrix is a fine input.
-  Array a = well_conditioned({3, 3}, 1) + ops::eye(3, -1, 0, float64) * 2.0;
+  Array a = well_conditioned({3, 3}, 1) + ops::eye(3, float64) * 2.0;
   for (bool upper : {false, true})
     check_rules(
         unary([upper](const Array& x) { return linalg::cholesky(x, upper); }),

@@ -100,18 +100,18 @@ const std::map<std::string, Fn>& functions() {
       {"cumsum_loss",
        [](const std::vector<Array>& a) {
          return ops::sum(ops::square(ops::cumsum(a[0], 1))) +
-                ops::sum(ops::cumsum(a[0], 0, {.reverse = true}) * a[1]) +
-                ops::sum(ops::cumsum(a[0], 1, {.inclusive = false}) * a[1]);
+                ops::sum(ops::cumsum(a[0], 0, true) * a[1]) +
+                ops::sum(ops::cumsum(a[0], 1, false, false) * a[1]);
        }},
       {"cumprod_loss",
        [](const std::vector<Array>& a) {
          return ops::sum(ops::cumprod(a[0], 1)) +
-                ops::sum(ops::cumprod(a[0], 0, {.reverse = true, .inclusive = false}) * a[1]);
+                ops::sum(ops::cumprod(a[0], 0, true, false) * a[1]);
        }},
       {"scan_minmax",
        [](const std::vector<Array>& a) {
          return ops::sum(ops::cummax(a[0], 1) * a[1]) +
-                ops::sum(ops::cummin(a[0], 0, {.reverse = true}) * a[1]);
+                ops::sum(ops::cummin(a[0], 0, true) * a[1]);
        }},
       {"logcumsumexp_loss",
        [](const std::vector<Array>& a) { return ops::sum(ops::logcumsumexp(a[0], 1) * a[1]); }},

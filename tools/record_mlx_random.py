@@ -255,7 +255,237 @@ def gen(exe):
         return [a, b, c]
     for s in (0, 5, 2**40 + 1):
         rf.case("sequence_%d" % s, "sequence", [], seq, {"seed": s})
+    gen_more(rf)
     return rf.write()
+
+
+INF = float("inf")
+
+
+def gen_more(rf):
+    """Cases added with the MLX erf/erfinv/exp formulas and MLX's C++
+    overloads: larger draws (every value bit for bit), array bounds and
+    parameters with broadcasting, edge bounds and probabilities, infinite
+    logits, empty shapes. Appended after the older cases, which keep their
+    values (their own random generator is untouched)."""
+    rng = R.rng_for("random", "more")
+    big = (1024,)
+
+    def nor(xs, p):
+        kw = {}
+        if p["loc"] != "none":
+            kw["loc"] = p["loc"]
+        if p["scale"] != "none":
+            kw["scale"] = p["scale"]
+        return mx.random.normal(p["shape"], R.MXD[p["dtype"]], key=xs[0], **kw)
+    for s in SEEDS[:3]:
+        for d in FLOATS + ["float64", "complex64"]:
+            rf.case("normal_big_%s_%d" % (d, s), "normal", [key_of(s)], nor,
+                    {"shape": list(big), "dtype": d, "loc": "none", "scale": "none"})
+    for d in FLOATS + ["float64"]:
+        rf.case("normal_big_loc_scale_%s" % d, "normal", [key_of(7)], nor,
+                {"shape": [257], "dtype": d, "loc": 0.1, "scale": 3.0})
+    rf.case("normal_empty", "normal", [key_of(1)], nor,
+            {"shape": [0, 4], "dtype": "float32", "loc": "none", "scale": "none"})
+
+    # normal with array loc and scale (broadcast with shape; the result may
+    # be larger than shape, as MLX lets it).
+    def nor_arr(xs, p):
+        kw = {}
+        if p["loc"]:
+            kw["loc"] = xs[1]
+        if p["scale"]:
+            kw["scale"] = xs[2]
+        return mx.random.normal(p["shape"], R.MXD[p["dtype"]], key=xs[0], **kw)
+    la_ = mx.array([0.0, 1.0, -2.0])
+    sc_ = mx.array([[0.5], [2.0]])
+    for d in FLOATS + ["float64", "complex64"]:
+        for shape, lo, sc in (((2, 3), True, True), ((3,), True, True), ((2, 3), False, True),
+                              ((4, 2, 3), True, False)):
+            rf.case("normal_arrays_%s_%s_%d%d" % (d, sid(shape), lo, sc), "normal_arrays",
+                    [key_of(8), la_, sc_], nor_arr,
+                    {"shape": list(shape), "dtype": d, "loc": lo, "scale": sc})
+    rf.case("normal_arrays_bad", "normal_arrays", [key_of(8), mx.array([1.0, 2.0]), sc_], nor_arr,
+            {"shape": [3], "dtype": "float32", "loc": True, "scale": False})
+
+    # uniform edges: equal bounds, infinite bounds, empty shapes, larger draws,
+    # bounds arrays of another dtype.
+    def uni(xs, p):
+        return mx.random.uniform(p["low"], p["high"], p["shape"], R.MXD[p["dtype"]], key=xs[0])
+    for d in FLOATS:
+        for lo, hi, shape in ((2.5, 2.5, (4,)), (0.0, INF, (4,)), (-INF, INF, (3,)),
+                              (1.0, -1.0, (5,)), (0.0, 1.0, (0,)), (0.0, 1.0, (2, 0)),
+                              (-1.0, 1.0, big)):
+            rf.case("uniform_edge_%s_%s_%s_%s" % (d, lo, hi, sid(shape)), "uniform", [key_of(11)],
+                    uni, {"low": lo, "high": hi, "shape": list(shape), "dtype": d})
+    lo16 = mx.array([-1.0, 0.5, 2.0]).astype(mx.float16)
+    hi16 = mx.array([[1.0], [4.0]]).astype(mx.bfloat16)
+    for d in FLOATS:
+        rf.case("uniform_arrays_%s" % d, "uniform_arrays_dtype", [key_of(12), lo16, hi16],
+                lambda xs, p: mx.random.uniform(xs[1], xs[2], p["shape"], R.MXD[p["dtype"]],
+                                                key=xs[0]), {"shape": [2, 3], "dtype": d})
+    rf.case("uniform_arrays_float64", "uniform_arrays_dtype", [key_of(12), lo16, hi16],
+            lambda xs, p: mx.random.uniform(xs[1], xs[2], p["shape"], R.MXD[p["dtype"]],
+                                            key=xs[0]), {"shape": [2, 3], "dtype": "float64"})
+
+    # truncated_normal: narrow, one-sided, far tails, equal and reversed
+    # bounds, infinite bounds; array bounds broadcast; the shape of the bounds.
+    def tn(xs, p):
+        return mx.random.truncated_normal(p["lower"], p["upper"], p["shape"], R.MXD[p["dtype"]],
+                                          key=xs[0])
+    for s in SEEDS[:3]:
+        for d in FLOATS:
+            for lo_, hi_ in ((-0.1, 0.1), (-0.001, 0.002), (3.0, 5.0), (-5.0, -3.0),
+                             (0.0, 0.0), (1.0, -1.0), (-INF, INF), (-INF, 0.0), (2.0, INF),
+                             (-8.0, 8.0)):
+                rf.case("truncated_normal_edge_%s_%s_%s_%d" % (d, lo_, hi_, s),
+                        "truncated_normal", [key_of(s)], tn,
+                        {"lower": lo_, "upper": hi_, "shape": [64], "dtype": d})
+    for d in FLOATS:
+        rf.case("truncated_normal_big_%s" % d, "truncated_normal", [key_of(13)], tn,
+                {"lower": -2.0, "upper": 1.5, "shape": list(big), "dtype": d})
+    tl = mx.array([-2.0, 0.5, -0.1])
+    tu = mx.array([[2.0], [3.0]])
+    for d in FLOATS:
+        rf.case("truncated_normal_arrays_%s" % d, "truncated_normal_arrays", [key_of(14), tl, tu],
+                lambda xs, p: mx.random.truncated_normal(xs[1], xs[2], p["shape"],
+                                                         R.MXD[p["dtype"]], key=xs[0]),
+                {"shape": [4, 2, 3], "dtype": d})
+        rf.case("truncated_normal_bounds_shape_%s" % d, "truncated_normal_arrays",
+                [key_of(14), tl, tu],
+                lambda xs, p: mx.random.truncated_normal(xs[1], xs[2], dtype=R.MXD[p["dtype"]],
+                                                         key=xs[0]),
+                {"shape": "none", "dtype": d})
+
+    # bernoulli: probability arrays of every floating dtype, broadcast into
+    # shape; p outside [0, 1] and NaN; empty shapes.
+    pv = [0.0, 1.0, -0.5, 1.5, 0.25, float("nan"), 0.5, 0.999]
+    for d in FLOATS:
+        pa = R.mk(np.array(pv), d)
+        rf.case("bernoulli_p_%s" % d, "bernoulli_array", [key_of(15), pa],
+                lambda xs, p: mx.random.bernoulli(xs[1], key=xs[0]))
+        rf.case("bernoulli_p_shape_%s" % d, "bernoulli_array_shape", [key_of(15), pa],
+                lambda xs, p: mx.random.bernoulli(xs[1], p["shape"], key=xs[0]),
+                {"shape": [3, 8]})
+    rf.case("bernoulli_big", "bernoulli", [key_of(16)],
+            lambda xs, p: mx.random.bernoulli(p["p"], p["shape"], key=xs[0]),
+            {"p": 0.37, "shape": list(big)})
+    rf.case("bernoulli_empty", "bernoulli", [key_of(16)],
+            lambda xs, p: mx.random.bernoulli(p["p"], p["shape"], key=xs[0]),
+            {"p": 0.5, "shape": [0]})
+    rf.case("bernoulli_bad_shape", "bernoulli_array_shape",
+            [key_of(16), mx.array([0.5, 0.5])],
+            lambda xs, p: mx.random.bernoulli(xs[1], p["shape"], key=xs[0]), {"shape": [3]})
+
+    # randint: array bounds with broadcasting, equal and reversed bounds,
+    # every integer dtype, larger draws.
+    def ri(xs, p):
+        return mx.random.randint(p["low"], p["high"], p["shape"], R.MXD[p["dtype"]], key=xs[0])
+    for d in R.INTS + ["bool"]:
+        for lo_, hi_ in ((5, 5), (7, 3), (-100, 100), (0, 1 << 20)):
+            rf.case("randint_edge_%s_%d_%d" % (d, lo_, hi_), "randint", [key_of(17)], ri,
+                    {"low": lo_, "high": hi_, "shape": [16], "dtype": d})
+    rf.case("randint_big", "randint", [key_of(18)], ri,
+            {"low": -1000, "high": 1000, "shape": list(big), "dtype": "int32"})
+    rl = mx.array([0, -10, 100])
+    rh = mx.array([[5], [20]])
+    for d in ("int32", "int16", "uint8", "int64"):
+        rf.case("randint_arrays_%s" % d, "randint_arrays", [key_of(19), rl, rh],
+                lambda xs, p: mx.random.randint(xs[1], xs[2], p["shape"], R.MXD[p["dtype"]],
+                                                key=xs[0]), {"shape": [2, 3], "dtype": d})
+    rf.case("randint_arrays_float_bounds", "randint_arrays",
+            [key_of(19), mx.array([0.5, -2.5]), mx.array([3.7, 2.2])],
+            lambda xs, p: mx.random.randint(xs[1], xs[2], p["shape"], R.MXD[p["dtype"]],
+                                            key=xs[0]), {"shape": [3, 2], "dtype": "int32"})
+
+    # gumbel and laplace, larger draws (the C library's log and log1p: a few
+    # values may differ in the last bit; the tests allow the measured bound).
+    for s in SEEDS[:3]:
+        for d in FLOATS:
+            rf.case("gumbel_big_%s_%d" % (d, s), "gumbel", [key_of(s)],
+                    lambda xs, p: mx.random.gumbel(p["shape"], R.MXD[p["dtype"]], key=xs[0]),
+                    {"shape": list(big), "dtype": d})
+            for loc, scale in ((0.0, 1.0), (-3.0, 0.5)):
+                rf.case("laplace_big_%s_%s_%s_%d" % (d, loc, scale, s), "laplace", [key_of(s)],
+                        lambda xs, p: mx.random.laplace(p["shape"], R.MXD[p["dtype"]], p["loc"],
+                                                        p["scale"], key=xs[0]),
+                        {"shape": list(big), "dtype": d, "loc": loc, "scale": scale})
+
+    # categorical: one distribution (the inverse-CDF path) in every layout,
+    # with and without num_samples or shape; several distributions; infinite,
+    # all-minus-infinite and NaN logits; integer and float64 logits.
+    def cat(xs, p):
+        kw = {}
+        if p["num_samples"] != "none":
+            kw["num_samples"] = p["num_samples"]
+        if p["shape"] != "none":
+            kw["shape"] = p["shape"]
+        return mx.random.categorical(xs[1], p["axis"], key=xs[0], **kw)
+    layouts = (((1, 6), -1, "none", "none"), ((6, 1), 0, "none", "none"),
+               ((1, 1, 6), 2, "none", "none"), ((1, 6, 1), 1, "none", "none"),
+               ((6,), 0, "none", "none"), ((6,), 0, 9, "none"), ((1, 6), 1, 9, "none"),
+               ((6, 1), 0, 9, "none"), ((1, 6), 1, "none", [3, 4]), ((6,), 0, "none", [5]),
+               ((6,), 0, "none", [2, 3]), ((6,), -1, 0, "none"), ((2, 6), 1, "none", [3, 2]),
+               ((2, 6), 1, 4, "none"), ((6, 2), 0, "none", "none"), ((1, 1), 1, 4, "none"))
+    for s in SEEDS[:3]:
+        for i, (lshape, axis, ns, shp) in enumerate(layouts):
+            lg = R.mk(rng.normal(size=lshape) * 2, "float32")
+            rf.case("categorical_layout%d_%d" % (i, s), "categorical", [key_of(s), lg], cat,
+                    {"axis": axis, "num_samples": ns, "shape": shp})
+    special = {
+        "inf": [1.0, -2.0, INF, 4.0, 3.0, 0.0],
+        "two_inf": [INF, 0.0, 1.0, INF, -1.0, 2.0],
+        "minus_inf": [-INF, 0.5, -INF, 1.0, -0.5, -INF],
+        "all_minus_inf": [-INF] * 6,
+        "nan": [0.5, float("nan"), 1.0, 0.0, -1.0, 2.0],
+        "inf_and_nan": [INF, float("nan"), 1.0, 0.0, -1.0, 2.0],
+    }
+    for name, vals in special.items():
+        for lshape, axis, ns, shp in (((1, 6), -1, 16, "none"), ((6,), 0, "none", [7]),
+                                      ((1, 6), -1, "none", "none"), ((2, 3), 1, 8, "none")):
+            lg = mx.array(np.array(vals, dtype=np.float32).reshape(lshape))
+            rf.case("categorical_%s_%s_%s_%s" % (name, sid(lshape), ns,
+                                                 R.fmt_param(shp).replace(",", "x")),
+                    "categorical", [key_of(20), lg], cat,
+                    {"axis": axis, "num_samples": ns, "shape": shp})
+    for d in ("float64", "int32", "bfloat16", "bool"):
+        for lshape, ns in (((1, 6), 10), ((2, 3), 10)):
+            vals = rng.normal(size=lshape) * 2
+            lg = R.mk(vals > 0 if d == "bool" else (np.round(vals) if d == "int32" else vals), d)
+            rf.case("categorical_dtype_%s_%s" % (d, sid(lshape)), "categorical", [key_of(21), lg],
+                    cat, {"axis": -1, "num_samples": ns, "shape": "none"})
+    wide = R.mk(rng.normal(size=(1, 1000)) * 3, "float32")
+    rf.case("categorical_wide", "categorical", [key_of(22), wide], cat,
+            {"axis": -1, "num_samples": 200, "shape": "none"})
+
+    # MLX's exp, erf and erfinv themselves (what the distributions use):
+    # random bit patterns, dense ranges and special values, every floating
+    # dtype (each computes in float32).
+    special = np.array([0.0, -0.0, 1.0, -1.0, 0.5, -0.5, INF, -INF, float("nan"), 88.0, -88.0,
+                        88.5, -88.5, 1e-30, -1e-30, 1e-40, 5.0, -5.0, 0.9999999, -0.9999999,
+                        1.0000001, 6e-8, -6e-8], dtype=np.float32)
+    ranges = {"mlx_exp": 100.0, "mlx_erf": 6.0, "mlx_erfinv": 1.0}
+    fns = {"mlx_exp": mx.exp, "mlx_erf": mx.erf, "mlx_erfinv": mx.erfinv}
+    for name, fn in fns.items():
+        bits32 = rng.integers(0, 2**32, size=1536, dtype=np.uint64).astype(np.uint32)
+        dense = (rng.uniform(-1, 1, size=1536) * ranges[name]).astype(np.float32)
+        x32 = np.concatenate([special, bits32.view(np.float32), dense])
+        rf.case("%s_float32" % name, name, [mx.array(x32)], lambda xs, p, fn=fn: fn(xs[0]))
+        for d in ("float16", "bfloat16"):
+            b16 = rng.integers(0, 2**16, size=1024, dtype=np.uint32).astype(np.uint16)
+            x = mx.array(b16).view(R.MXD[d])
+            rf.case("%s_%s" % (name, d), name, [x], lambda xs, p, fn=fn: fn(xs[0]))
+        x64 = mx.array(np.concatenate([special.astype(np.float64),
+                                       rng.uniform(-1, 1, size=256) * ranges[name]]),
+                       dtype=mx.float64)
+        rf.case("%s_float64" % name, name, [x64], lambda xs, p, fn=fn: fn(xs[0]))
+
+    # permutation of small sizes and 1-D arrays.
+    for n in (0, 1, 2, 100):
+        rf.case("permutation_more_n%d" % n, "permutation", [key_of(23)],
+                lambda xs, p: mx.random.permutation(p["n"], key=xs[0]), {"n": n})
+    rf.case("permutation_more_x1d", "permutation_x", [key_of(23), mx.arange(7)],
+            lambda xs, p: mx.random.permutation(xs[1], axis=p["axis"], key=xs[0]), {"axis": 0})
 
 
 def main():

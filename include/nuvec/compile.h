@@ -40,7 +40,7 @@ namespace jit {
 enum class Mode { off, sync, async };
 void set_mode(Mode m);
 Mode mode();
-/// Returns when no kernel build is pending.
+/// Returns when no kernel build is pending (as nuvec::wait_for_kernels).
 void wait();
 
 struct Stats {
@@ -74,6 +74,14 @@ std::string unavailable_reason();
 std::string disk_cache();
 
 }  // namespace jit
+
+/// Returns once every generated CPU kernel build queued so far, by any
+/// compiled function, has ended (built, or failed: those regions keep the
+/// interpreter); at once when none is pending (sync and off modes). For
+/// benchmarks and servers that warm up before measuring or serving: calls
+/// made after it run the generated kernels wherever they could be built.
+/// `Compiled::wait_for_kernels()` waits for one function's builds only.
+void wait_for_kernels();
 
 /// A compiled function's simplified and fused graph for one input
 /// signature: `text` lists the steps (fused regions with their operations,
@@ -138,6 +146,8 @@ class CompiledCore {
   GraphReport report(const CompileKey& key, const std::vector<Array>& inputs, const TraceFn& trace);
   /// How many times the function has been traced.
   uint64_t trace_count() const;
+  /// Returns once the CPU kernel builds of the traces made so far ended.
+  void wait_for_kernels() const;
   const CompileOptions& options() const { return options_; }
 
  private:
@@ -185,6 +195,11 @@ class Compiled {
 
   /// How many times f has been traced (tests use it to prove replays).
   uint64_t trace_count() const { return core_->trace_count(); }
+
+  /// Returns once the generated CPU kernels of f's traces so far are built
+  /// (or their builds failed); at once in sync and off modes. Calls made
+  /// after it run those kernels instead of the interpreter.
+  void wait_for_kernels() const { core_->wait_for_kernels(); }
 
  private:
   template <class... Args>
@@ -271,6 +286,10 @@ class CompiledMut {
   }
 
   uint64_t trace_count() const { return core_->trace_count(); }
+
+  /// Returns once the generated CPU kernels of the step's traces so far are
+  /// built (or their builds failed), as Compiled::wait_for_kernels.
+  void wait_for_kernels() const { core_->wait_for_kernels(); }
 
  private:
   F f_;

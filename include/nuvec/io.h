@@ -19,17 +19,29 @@
 // alive (as with numpy's mmap_mode="r"): truncating it makes reads fault.
 #pragma once
 
+#include <concepts>
 #include <map>
 #include <string>
+#include <unordered_map>
+#include <utility>
 
 #include "nuvec/core/array.h"
+#include "nuvec/gguf.h"
 
 namespace nuvec::io {
 
-/// The tensors of a safetensors file by name, memory-mapped. dtypes: BOOL,
-/// U8, I8, U16, I16, U32, I32, U64, I64, F16, BF16, F32, F64 and C64
-/// (complex64, as MLX writes it); others (F8_E4M3, ...) are an error.
-std::map<std::string, Array> load_safetensors(const std::string& path);
+/// MLX's result of load_safetensors: the tensors by name and the
+/// "__metadata__" strings.
+using SafetensorsLoad = std::pair<std::unordered_map<std::string, Array>,
+                                  std::unordered_map<std::string, std::string>>;
+
+/// The tensors of a safetensors file by name, memory-mapped, and its
+/// "__metadata__" strings (MLX's pair: `auto [arrays, meta] =
+/// load_safetensors(path)`). dtypes: BOOL, U8, I8, U16, I16, U32, I32, U64,
+/// I64, F16, BF16, F32, F64 and C64 (complex64, as MLX writes it); others
+/// (F8_E4M3, ...) are an error. `s` is accepted for MLX's signature: the
+/// arrays are in host memory, which every device reads.
+SafetensorsLoad load_safetensors(const std::string& path, StreamOrDevice s = {});
 
 /// The "__metadata__" strings of a safetensors file (empty when absent). The
 /// whole header is checked as load_safetensors checks it.
@@ -41,9 +53,17 @@ std::map<std::string, std::string> load_safetensors_metadata(
 /// is padded with spaces to a multiple of 8 bytes; the data is ordered by
 /// element size, then name, so that every tensor is aligned. Names and
 /// metadata must be valid UTF-8; "__metadata__" cannot name a tensor.
-void save_safetensors(const std::string& path,
-                      const std::map<std::string, Array>& arrays,
-                      const std::map<std::string, std::string>& metadata = {});
+void save_safetensors(std::string path, std::unordered_map<std::string, Array> arrays,
+                      std::unordered_map<std::string, std::string> metadata = {});
+/// The same from an ordered map of arrays (a template, so that braced lists
+/// still choose MLX's unordered maps above).
+template <class M>
+  requires std::same_as<M, std::map<std::string, Array>>
+void save_safetensors(std::string path, const M& arrays,
+                      std::unordered_map<std::string, std::string> metadata = {}) {
+  save_safetensors(std::move(path), std::unordered_map<std::string, Array>(arrays.begin(), arrays.end()),
+                   std::move(metadata));
+}
 
 /// The array of an npy file (format versions 1.0, 2.0 and 3.0), memory-mapped.
 /// dtypes: '|b1', '|u1', '|i1', '<u2' ... '<i8', '<f2', '<f4', '<f8', '<c8',
@@ -58,9 +78,19 @@ Array load_npy(const std::string& path);
 /// as '<V2', as MLX does (numpy reads it as 2-byte void values).
 void save_npy(const std::string& path, const Array& a);
 
+/// MLX's save of one array: an npy file (save_npy), at `file` with ".npy"
+/// appended when it does not end with it. (`save(path, tree)` of any other
+/// tree writes a safetensors checkpoint: trees.md.)
+void save(std::string file, const Array& a);
+/// MLX's load of one array: the npy file at `file` (load_npy).
+Array load(const std::string& file, StreamOrDevice s = {});
+
 }  // namespace nuvec::io
 
 namespace nuvec {
+using io::SafetensorsLoad;
+using io::load;
+using io::save;
 using io::load_npy;
 using io::load_safetensors;
 using io::load_safetensors_metadata;

@@ -5,6 +5,7 @@
 #include "nuvec/core/array.h"
 #include "nuvec/core/device.h"
 #include "nuvec/core/dtype.h"
+#include "nuvec/core/dtype_info.h"
 #include "nuvec/core/error.h"
 #include "nuvec/core/eval.h"
 #include "nuvec/core/memory.h"

@@ -47,7 +47,7 @@ std::string gpu_compile(const std::string& source, const std::string& arch, std:
 
 namespace {
 [[noreturn]] void no_gpu() {
-  throw Error(ErrorKind::backend, "the GPU is not available: nuvec was built without CUDA");
+  (Error(ErrorKind::backend, "the GPU is not available: nuvec was built without CUDA")).raise();
 }
 }  // namespace
 

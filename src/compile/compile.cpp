@@ -37,7 +37,7 @@ CompileKey make_compile_key(TreeDef def, const std::vector<Array>& leaves, bool 
   k.dims.reserve(leaves.size() * 3);
   for (size_t i = 0; i < leaves.size(); ++i) {
     const Array& a = leaves[i];
-    if (const Error* e = a.error()) throw *e;
+    if (const Error* e = a.error()) (e)->raise();
     k.dtypes.push_back(a.dtype());
     const bool by_rank = shapeless && i >= exact_prefix;
     k.dims.push_back(a.ndim());
@@ -60,11 +60,11 @@ size_t leaves_under(const TreeDef& def, std::string_view prefix) {
 
 void check_state_structure(const TreeDef& before, const TreeDef& after) {
   if (before == after) return;
-  throw Error(ErrorKind::transform,
+  (Error(ErrorKind::transform,
               "compile_mut: the step changed the structure of its state (" + after.difference(before) +
                   "), so every call would trace again; hold such values in arrays, or leave the "
                   "field out of the structure (NUVEC_UNCHECKED), whose value is then baked into "
-                  "the trace");
+                  "the trace")).raise();
 }
 
 namespace {
@@ -97,6 +97,7 @@ struct CompiledCore::Impl {
   std::list<Entry> entries;  // most recently used first
   std::list<std::shared_ptr<Pending>> pending;
   std::atomic<uint64_t> traces{0};
+  std::atomic<uint64_t> kernels_ticket{0};  // the latest trace's CPU kernel build
 };
 
 // NUVEC_LOG_COMPILES=1: one line per trace, with what differs from the most
@@ -121,6 +122,10 @@ CompiledCore::CompiledCore(CompileOptions options)
 CompiledCore::~CompiledCore() = default;
 
 uint64_t CompiledCore::trace_count() const { return impl_->traces.load(); }
+
+void CompiledCore::wait_for_kernels() const {
+  compiler::wait_for_cpu_kernels(impl_->kernels_ticket.load());
+}
 
 std::shared_ptr<const compiler::Graph> CompiledCore::graph(const CompileKey& key,
                                                           const std::vector<Array>& inputs,
@@ -164,7 +169,11 @@ std::shared_ptr<const compiler::Graph> CompiledCore::graph(const CompileKey& key
   Impl::Entry e{key, h, {}, {}};
   auto g = std::make_shared<compiler::Graph>(compiler::trace(
       inputs, options_.shapeless, [&](const std::vector<Array>& ph) { return trace(ph, e.out_like); }));
-  compiler::prepare_cpu_kernels(*g);
+  if (uint64_t t = compiler::prepare_cpu_kernels(*g)) {
+    uint64_t seen = impl_->kernels_ticket.load();
+    while (seen < t && !impl_->kernels_ticket.compare_exchange_weak(seen, t)) {
+    }
+  }
   compiler::prepare_gpu_kernels(*g);
   e.graph = g;
   out_like = e.out_like;

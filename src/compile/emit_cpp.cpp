@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
+#include <unordered_map>
 
 #include "compile/fast_ranges.h"
 #include "nuvec/kernels/functors.h"
@@ -112,21 +113,36 @@ bool has_small(const EmitRegion& r, const FusedOp& op, bool gpu = false) {
 // For `pair_trig`: operation j's partner when j is a Sin and k > j a Cos
 // of the same float32/16-bit value, or the other way round (partner[j] = k,
 // partner[k] = j); -1 elsewhere. Both come from one kernels::SinCos call.
+// Each goes with the first later unpaired one of the other function; when
+// an unpaired j is reached, every earlier one of the other function on its
+// value is paired already (it would have taken j), so the first unpaired
+// entry of that list is the partner: one pass, linear in the region.
 std::vector<int> trig_partners(const EmitRegion& r) {
   const auto& ops = r.fused->ops();
   std::vector<int> partner(ops.size(), -1);
   auto is = [&](size_t j, PrimitiveId id) { return ops[j].primitive->id() == id; };
+  struct List {
+    std::vector<int> at;  // operations on one value, in order
+    size_t next = 0;      // entries before it are paired
+  };
+  std::unordered_map<int64_t, List> lists;  // value * 2 + (cos ? 1 : 0)
+  for (size_t j = 0; j < ops.size(); ++j)
+    if (is(j, PrimitiveId::Sin) || is(j, PrimitiveId::Cos))
+      lists[int64_t{ops[j].args[0]} * 2 + is(j, PrimitiveId::Cos)].at.push_back(static_cast<int>(j));
   for (size_t j = 0; j < ops.size(); ++j) {
     if (partner[j] >= 0 || !(is(j, PrimitiveId::Sin) || is(j, PrimitiveId::Cos))) continue;
     DType d = value_dtype(r, ops[j].args[0]);
     if (!(d == float32 || d == float16 || d == bfloat16)) continue;
-    PrimitiveId other = is(j, PrimitiveId::Sin) ? PrimitiveId::Cos : PrimitiveId::Sin;
-    for (size_t k = j + 1; k < ops.size(); ++k)
-      if (partner[k] < 0 && is(k, other) && ops[k].args[0] == ops[j].args[0]) {
-        partner[j] = static_cast<int>(k);
-        partner[k] = static_cast<int>(j);
-        break;
-      }
+    auto it = lists.find(int64_t{ops[j].args[0]} * 2 + !is(j, PrimitiveId::Cos));
+    if (it == lists.end()) continue;
+    List& other = it->second;
+    while (other.next < other.at.size() &&
+           (partner[other.at[other.next]] >= 0 || other.at[other.next] < static_cast<int>(j)))
+      ++other.next;
+    if (other.next == other.at.size()) continue;
+    int k = other.at[other.next++];
+    partner[j] = k;
+    partner[k] = static_cast<int>(j);
   }
   return partner;
 }

@@ -61,48 +61,67 @@ std::optional<uint64_t> literal_bits(const Array& a) {
 Graph fuse(Graph g, SimplifyStats& stats) {
   const size_t n = g.steps.size();
   std::unordered_map<const void*, size_t> producer;
+  producer.reserve(n);
   for (size_t i = 0; i < n; ++i) producer.emplace(g.steps[i].outputs[0].id(), i);
-  std::unordered_map<const void*, std::vector<size_t>> users;
+  // Per step: how many inputs of steps read its (first) output.
+  std::vector<size_t> uses(n, 0);
   for (size_t i = 0; i < n; ++i)
-    for (const auto& in : g.steps[i].inputs) users[in.id()].push_back(i);
+    for (const auto& in : g.steps[i].inputs)
+      if (auto it = producer.find(in.id()); it != producer.end()) ++uses[it->second];
   std::unordered_map<const void*, bool> returned;
   for (const auto& o : g.outputs) returned[o.id()] = true;
   std::unordered_set<const void*> placeholder;
   for (const auto& p : g.placeholders) placeholder.insert(p.id());
 
-  std::vector<int> region(n, -1);
+  // Growing region `id`: a producer p may join once every use of its output
+  // is by a member (inside[p] counts them, for the region stamp[p] names),
+  // so each step is looked at a bounded number of times per use: linear in
+  // the graph (repeated passes over the members, and a scan of each value's
+  // users, had made long chains quadratic). The region is the same closure
+  // the rule defines whatever the order in which members join.
+  std::vector<int> region(n, -1), stamp(n, -1);
+  std::vector<size_t> inside(n, 0);
+  std::vector<char> wanted(n, 0);  // a member reads it where it may join
   std::vector<std::vector<size_t>> regions;
+  std::vector<size_t> root_of;  // each region's last step
   for (size_t r = n; r-- > 0;) {
     if (region[r] >= 0 || !elementwise(g.steps[r])) continue;
-    int id = static_cast<int>(regions.size());
-    std::vector<size_t> members{r};
-    region[r] = id;
+    const int id = static_cast<int>(regions.size());
     const Shape& shape = g.steps[r].outputs[0].shape();
-    // Grow until nothing more joins: a producer may qualify only once the
-    // broadcasts that use it for their shape have joined.
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (size_t k = 0; k < members.size(); ++k) {
-        const Step& m = g.steps[members[k]];
-        size_t limit = operand_broadcast(m) ? 1 : m.inputs.size();  // not the shape donors
-        for (size_t a = 0; a < limit; ++a) {
-          const Array& in = m.inputs[a];
-          auto it = producer.find(in.id());
-          if (it == producer.end()) continue;
-          size_t p = it->second;
-          const Step& ps = g.steps[p];
-          if (region[p] >= 0 || ps.outputs[0].shape() != shape) continue;
-          if (!elementwise(ps) && !operand_broadcast(ps)) continue;
-          bool inside = true;
-          for (size_t u : users[in.id()]) inside = inside && region[u] == id;
-          if (!inside) continue;
+    std::vector<size_t> members, joining{r};
+    region[r] = id;
+    auto qualifies = [&](size_t p) {
+      const Step& ps = g.steps[p];
+      return region[p] < 0 && ps.outputs[0].shape() == shape &&
+             (elementwise(ps) || operand_broadcast(ps));
+    };
+    while (!joining.empty()) {
+      size_t m = joining.back();
+      joining.pop_back();
+      members.push_back(m);
+      const Step& ms = g.steps[m];
+      // A broadcast's later inputs only lend their shapes: they count as
+      // uses, but their producers do not join through them.
+      size_t limit = operand_broadcast(ms) ? 1 : ms.inputs.size();
+      for (size_t a = 0; a < ms.inputs.size(); ++a) {
+        auto it = producer.find(ms.inputs[a].id());
+        if (it == producer.end()) continue;
+        size_t p = it->second;
+        if (stamp[p] != id) {
+          stamp[p] = id;
+          inside[p] = 0;
+          wanted[p] = 0;
+        }
+        ++inside[p];
+        if (a < limit) wanted[p] = 1;
+        if (wanted[p] && inside[p] == uses[p] && qualifies(p)) {
           region[p] = id;
-          members.push_back(p);
-          changed = true;
+          joining.push_back(p);
         }
       }
     }
     regions.push_back(std::move(members));
+    root_of.push_back(r);
   }
 
   std::vector<Step> out;
@@ -112,8 +131,8 @@ Graph fuse(Graph g, SimplifyStats& stats) {
       out.push_back(std::move(g.steps[i]));
       continue;
     }
-    std::vector<size_t> members = regions[id];
-    if (i != *std::max_element(members.begin(), members.end())) continue;  // emitted at the root
+    if (i != root_of[id]) continue;  // emitted at the root
+    std::vector<size_t> members = std::move(regions[id]);
     std::sort(members.begin(), members.end());
     std::unordered_map<const void*, int> value;  // traced array -> value index
     Arrays inputs;

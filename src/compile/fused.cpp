@@ -22,7 +22,7 @@ Expected<std::vector<OutputSpec>> Fused::output_specs(const std::vector<Array>& 
   Shape shape = inputs[0].shape();
   for (const auto& in : inputs) {
     if (in.ndim() == 0 || in.shape() == shape) continue;  // (replays ask on every call)
-    auto b = ops::broadcast_shapes(shape, in.shape());
+    auto b = ops::try_broadcast_shapes(shape, in.shape());
     if (!b) return b.error();
     shape = *b;
   }

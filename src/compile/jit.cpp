@@ -34,6 +34,16 @@ bool env_flag(const char* name) {
   return v && *v && std::string(v) != "0";
 }
 
+// NUVEC_JIT_TIMEOUT: seconds a build may take before the compiler is
+// killed (a positive number; else the default).
+double timeout_from_env() {
+  const char* v = std::getenv("NUVEC_JIT_TIMEOUT");
+  if (!v || !*v) return 120.0;
+  char* end = nullptr;
+  double t = std::strtod(v, &end);
+  return end && *end == '\0' && t > 0 ? t : 120.0;
+}
+
 jit::Mode mode_from_env() {
   const char* v = std::getenv("NUVEC_JIT");
   std::string s = v ? v : "";
@@ -81,6 +91,7 @@ void unload(void*& h, int& fd) {
 }
 
 struct Job {
+  uint64_t ticket = 0;  // the order in which it was queued (async)
   std::string key;
   std::string program;
   std::vector<std::shared_ptr<const Primitive>> fused;
@@ -97,14 +108,19 @@ class Jit {
   jit::Mode mode() const { return mode_.load(); }
   void set_mode(jit::Mode m) { mode_.store(m); }
 
-  void prepare(std::vector<EmitRegion> regions, std::vector<std::shared_ptr<const Primitive>> owners) {
-    if (mode() == jit::Mode::off || regions.empty()) return;
+  // Queues (async) or runs (sync) the build of the regions' kernels; the
+  // ticket of the queued build (wait_for), 0 when nothing is pending.
+  uint64_t prepare(std::vector<EmitRegion> regions, std::vector<std::shared_ptr<const Primitive>> owners) {
+    if (mode() == jit::Mode::off || regions.empty() || timed_out()) return 0;
     Job job;
     job.program = compiler::emit_cpu_kernels(regions);
     for (auto& r : regions) job.dtypes.push_back(r.input_dtypes);
     job.fused = std::move(owners);
     Setup s = setup();
-    if (!s.error.empty()) return unavailable(s.error);
+    if (!s.error.empty()) {
+      unavailable(s.error);
+      return 0;
+    }
     Hash128 h;
     h.add(s.header_hash);
     h.add(job.program);
@@ -114,8 +130,13 @@ class Jit {
     job.key = h.hex();
     if (env_flag("NUVEC_DEBUG_KERNELS"))
       std::fprintf(stderr, "[nuvec] kernel %s:\n%s\n", job.key.c_str(), job.program.c_str());
-    if (mode() == jit::Mode::sync) return build(job);
+    if (mode() == jit::Mode::sync) {
+      build(job, false);
+      return 0;
+    }
     std::lock_guard<std::mutex> lock(mu_);
+    job.ticket = ++queued_;
+    uint64_t ticket = job.ticket;
     queue_.push_back(std::move(job));
     ++pending_;
     if (!worker_started_) {
@@ -123,11 +144,20 @@ class Jit {
       std::thread([this] { work(); }).detach();
     }
     cv_.notify_all();
+    return ticket;
   }
 
   void wait() {
     std::unique_lock<std::mutex> lock(mu_);
     idle_.wait(lock, [&] { return pending_ == 0; });
+  }
+
+  // Returns once the build `ticket` and those queued before it ended (the
+  // worker takes them in order).
+  void wait_for(uint64_t ticket) {
+    if (ticket == 0) return;
+    std::unique_lock<std::mutex> lock(mu_);
+    idle_.wait(lock, [&] { return finished_ >= ticket; });
   }
 
   jit::Stats stats() const {
@@ -168,6 +198,7 @@ class Jit {
     modules_.clear();
     reason_.clear();
     logged_ = false;
+    timed_out_ = false;
     dir_override_ = dir;
     compiler_override_ = compiler;
     setup_done_ = false;
@@ -182,6 +213,7 @@ class Jit {
     std::string header_hash;
     std::string cpu;
     std::string dir;  // "" without a disk cache
+    double timeout_s = 120;
   };
 
   Setup setup() {
@@ -208,6 +240,7 @@ class Jit {
     h.add(jit_detail::kFunctorSource);
     s.header_hash = h.hex();
     s.cpu = cpu_features();
+    s.timeout_s = timeout_from_env();
     std::string want = root_locked();
     std::string why = "no cache directory ($NUVEC_CACHE_DIR and $HOME are unset)";
     if (!want.empty()) s.dir = jit_detail::cache_directory(want + "/cpu", why);
@@ -242,18 +275,23 @@ class Jit {
         job = std::move(queue_.front());
         queue_.pop_front();
       }
-      build(job);
+      build(job, true);
       std::lock_guard<std::mutex> lock(mu_);
-      if (--pending_ == 0) idle_.notify_all();
+      finished_ = job.ticket;
+      --pending_;
+      idle_.notify_all();
     }
   }
 
   // Loads the job's module (memory, disk, or the compiler) and gives each
-  // region its kernel.
-  void build(const Job& job) {
+  // region its kernel. A background build (`idle`) runs the compiler at
+  // the lowest priority: the calls meanwhile, and everything else, come
+  // first. A sync build's caller waits for it: the caller's priority.
+  void build(const Job& job, bool idle) {
     std::shared_ptr<Module> m;
     {
       std::lock_guard<std::mutex> lock(mu_);
+      if (timed_out_) return;  // queued before the compiler hung
       auto it = modules_.find(job.key);
       if (it != modules_.end()) m = it->second.lock();
       if (m) ++stats_.memory_hits;
@@ -262,6 +300,8 @@ class Jit {
     if (!m) {
       std::string path = s.dir + "/" + job.key + ".so";
       int fd = -1;
+      // A file that is damaged, not ours, or built for another key is
+      // never run: it is rebuilt, and the new file replaces it.
       void* h = jit_detail::load_checked(path, fd);
       if (h && !valid(h, job.key)) unload(h, fd);
       if (h) {
@@ -269,18 +309,28 @@ class Jit {
         std::lock_guard<std::mutex> lock(mu_);
         ++stats_.disk_hits;
       } else {
-        std::string error = jit_detail::compile_to(s.dir, job.key, compiler::full_source(job.program, job.key),
-                                                   s.compiler, s.flags);
+        jit_detail::BuildResult r = jit_detail::compile_to(
+            s.dir, job.key, compiler::full_source(job.program, job.key), s.compiler, s.flags,
+            s.timeout_s, idle);
+        if (r.cancelled) return;  // the process is exiting: nothing to say
+        std::string error = r.error;
         if (error.empty()) h = jit_detail::load_checked(path, fd);
         if (h && !valid(h, job.key)) {
           unload(h, fd);
           error = "the built kernel does not carry its key";
         } else if (!h && error.empty()) {
-          error = std::string("cannot load the built kernel: ") + dlerror();
+          const char* why = dlerror();
+          error = std::string("cannot load the built kernel") + (why ? std::string(": ") + why : "");
         }
         std::lock_guard<std::mutex> lock(mu_);
         if (error.empty()) ++stats_.compiled;
         else ++stats_.failures;
+        if (r.timed_out) {
+          // A compiler that hangs once would cost the limit on every
+          // trace: no more builds in this process (as without a compiler).
+          timed_out_ = true;
+          return log_once_locked(error + "; no more kernels are built in this process", true);
+        }
         if (!error.empty()) return log_once_locked(error);
         if (private_dir_ == s.dir) unlink(path.c_str());  // loaded; nothing to keep
         else if (++writes_ % 8 == 1) jit_detail::trim_cache(s.dir, max_bytes());
@@ -320,9 +370,11 @@ class Jit {
     log_once_locked(why);
   }
 
-  void log_once_locked(const std::string& why) {
-    if (reason_.empty()) reason_ = why;
-    if (logged_) return;
+  // One line on stderr, for the first reason only; a timeout (`always`)
+  // is said even after another reason was.
+  void log_once_locked(const std::string& why, bool always = false) {
+    if (reason_.empty() || always) reason_ = why;
+    if (logged_ && !always) return;
     logged_ = true;
     std::fprintf(stderr,
                  "[nuvec] compile: generated CPU kernels unavailable: %s; fused regions run in the "
@@ -330,11 +382,18 @@ class Jit {
                  why.c_str());
   }
 
+  bool timed_out() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return timed_out_;
+  }
+
   std::atomic<jit::Mode> mode_{mode_from_env()};
   mutable std::mutex mu_;
   std::condition_variable cv_, idle_;
   std::deque<Job> queue_;
   int pending_ = 0;
+  uint64_t queued_ = 0, finished_ = 0;  // tickets
+  bool timed_out_ = false;              // a build ran past the time limit
   bool worker_started_ = false;
   std::unordered_map<std::string, std::weak_ptr<Module>> modules_;
   jit::Stats stats_;
@@ -357,18 +416,35 @@ std::string full_source(const std::string& program, const std::string& key) {
          key + "\";\n";
 }
 
-void prepare_cpu_kernels(const Graph& g) {
+// The compiler's time grows faster than a function's length (g++ -O3 on
+// this machine: 1,000 operations 0.5 s, 4,000 4.3 s, 10,000 26 s), so
+// larger regions (long unrolled chains) keep the interpreter instead of
+// costing minutes and the time limit.
+constexpr size_t kMaxGeneratedOps = 4096;
+
+uint64_t prepare_cpu_kernels(const Graph& g) {
   std::vector<EmitRegion> regions;
   std::vector<std::shared_ptr<const Primitive>> owners;
   for (const auto& s : g.steps) {
     if (s.primitive->id() != PrimitiveId::Fused || s.stream.device != Device::cpu) continue;
+    size_t n_ops = static_cast<const Fused&>(*s.primitive).ops().size();
+    if (n_ops > kMaxGeneratedOps) {
+      if (env_flag("NUVEC_LOG_COMPILES"))
+        std::fprintf(stderr,
+                     "[nuvec] compile: a fused region of %zu operations runs in the interpreter "
+                     "(generated kernels hold at most %zu)\n",
+                     n_ops, kMaxGeneratedOps);
+      continue;
+    }
     EmitRegion r{static_cast<const Fused*>(s.primitive.get()), {}, false, {}};
     for (const auto& in : s.inputs) r.input_dtypes.push_back(in.dtype());
     regions.push_back(std::move(r));
     owners.push_back(s.primitive);
   }
-  Jit::get().prepare(std::move(regions), std::move(owners));
+  return Jit::get().prepare(std::move(regions), std::move(owners));
 }
+
+void wait_for_cpu_kernels(uint64_t ticket) { Jit::get().wait_for(ticket); }
 
 }  // namespace compiler
 
@@ -384,6 +460,8 @@ std::string unavailable_reason() { return Jit::get().reason(); }
 std::string disk_cache() { return Jit::get().disk(); }
 
 }  // namespace jit
+
+void wait_for_kernels() { Jit::get().wait(); }
 
 namespace jit_detail {
 

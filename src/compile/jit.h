@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backend/backend.h"
@@ -22,8 +23,13 @@ namespace nuvec::compiler {
 
 /// Starts building the generated kernels of the graph's fused steps (in
 /// the background, or before returning in sync mode); each Fused step gets
-/// its kernel when the shared object is loaded.
-void prepare_cpu_kernels(const Graph& g);
+/// its kernel when the shared object is loaded. Returns the ticket of the
+/// queued build (0: none pending) for wait_for_cpu_kernels.
+uint64_t prepare_cpu_kernels(const Graph& g);
+
+/// Returns once the build `ticket` (and every build queued before it) has
+/// ended, built or failed; at once for 0.
+void wait_for_cpu_kernels(uint64_t ticket);
 
 /// Gives the graph's fused steps on GPU streams their CUDA kernels (built
 /// with NVRTC before returning, or loaded from the memory or disk cache);
@@ -56,7 +62,7 @@ namespace nuvec::jit_detail {
 // which the private directory is).
 class Hash128 {
  public:
-  void add(const std::string& s) {
+  void add(std::string_view s) {
     for (unsigned char c : s) {
       a_ = (a_ ^ c) * 0x100000001b3ull;
       b_ = ((b_ ^ c) << 7 | (b_ ^ c) >> 57) * 0x9e3779b97f4a7c15ull;
@@ -98,20 +104,61 @@ void reset_for_tests(const std::string& cache_dir, const std::string& compiler);
 
 // The disk cache (jit_disk.cpp).
 
-/// The usable cache directory, or "" with `why` set when there is none
-/// (setuid, unwritable, a symlink, group- or world-writable, not ours).
+/// The usable cache directory `requested` (ROOT/SUB: $NUVEC_CACHE_DIR/cpu),
+/// or "" with `why` set when there is none: running setuid, or ROOT or
+/// ROOT/SUB unwritable, a symbolic link, not a directory, not ours, or
+/// writable by group or others. ROOT (with its parents) is created and
+/// checked before ROOT/SUB is created in it.
 std::string cache_directory(const std::string& requested, std::string& why);
 
-/// dlopen of `path` if it is a regular file we own that nobody else can
-/// write (opened without following links, loaded through /proc/self/fd);
-/// null otherwise. `fd` stays open while the module is loaded: dlopen
-/// matches loaded objects by name, so the number must not be reused.
+/// dlopen of the kernel file `path` if it is a regular file we own that
+/// nobody else can write (opened without following links) and its
+/// trailer's hash matches its bytes (compile_to writes it); the checked
+/// bytes are loaded from a sealed in-memory copy through /proc/self/fd.
+/// Null otherwise: nothing of a damaged file runs. `fd` stays open while
+/// the module is loaded: dlopen matches loaded objects by name, so the
+/// number must not be reused.
 void* load_checked(const std::string& path, int& fd);
 
-/// Compiles `source` into `dir`/`key`.so (written under a temporary name,
-/// renamed when complete); returns "" or the error (the compiler's output).
-std::string compile_to(const std::string& dir, const std::string& key, const std::string& source,
-                       const std::string& compiler, const std::vector<std::string>& flags);
+/// How a build ended: `error` empty on success, else the reason (the
+/// compiler's output); `timed_out` when the compiler ran past the limit
+/// (killed), `cancelled` when the process is exiting.
+struct BuildResult {
+  std::string error;
+  bool timed_out = false;
+  bool cancelled = false;
+};
+
+/// Compiles `source` into `dir`/`key`.so with the hash trailer
+/// load_checked checks (built in a temporary directory of its own,
+/// renamed into place when complete), killing the compiler after
+/// `timeout_s` seconds (0: no limit); `idle`: at the lowest priority
+/// (run_compiler).
+BuildResult compile_to(const std::string& dir, const std::string& key, const std::string& source,
+                       const std::string& compiler, const std::vector<std::string>& flags,
+                       double timeout_s, bool idle);
+
+// The compiler's processes (jit_child.cpp).
+
+enum class RunEnd { exited, failed_to_start, timed_out, cancelled };
+struct RunResult {
+  RunEnd end;
+  int status;  // the exit status when `exited` (-1: killed by a signal)
+};
+
+/// Runs `args` (args[0] a path) with stdout and stderr into `log` and
+/// TMPDIR=`tmpdir`, in a process group of its own (with `idle`, at
+/// SCHED_IDLE and nice 19, else at the caller's priority); waits for it,
+/// polling, and kills the group after `timeout_s`
+/// seconds of the compiler's CPU time and of its waiting for anything but
+/// a CPU (0: no limit). At the process's exit (atexit) every running
+/// group is killed and reaped and its `tmpdir` removed; a run then, or
+/// one that exit interrupted, ends `cancelled`.
+RunResult run_compiler(const std::vector<std::string>& args, const std::string& log,
+                       const std::string& tmpdir, double timeout_s, bool idle);
+
+/// Removes `dir` and everything under it (no links followed).
+void remove_tree(const std::string& dir);
 
 /// Removes temporary files older than an hour and, beyond `max_bytes`,
 /// the least recently modified kernels.

@@ -1,27 +1,27 @@
 // The CPU JIT's disk cache. It holds code we execute, so (DESIGN.md
-// section 10): the directory is ours and private (0700, not a symlink, not
-// group- or world-writable), files are written under temporary names and
-// renamed, opened without following links, checked with fstat, and loaded
-// through /proc/self/fd; no disk cache when running setuid.
+// section 10): the cache root and each directory under it are ours and
+// private (not a symlink, not group- or world-writable), files are written
+// under temporary names and renamed, opened without following links,
+// checked with fstat, carry a hash of their bytes that is checked before
+// anything is loaded, and are loaded from a sealed copy in memory through
+// /proc/self/fd; no disk cache when running setuid.
 #include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <spawn.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
-#include <thread>
+#include <optional>
+#include <string_view>
 
 #include "compile/jit.h"
-
-extern char** environ;
 
 namespace nuvec::jit_detail {
 
@@ -88,36 +88,6 @@ std::string read_head(const std::string& path, size_t max) {
   return out;
 }
 
-// Runs argv with stdout and stderr into `log`; the exit status, or -1 when
-// it could not start or ran past the time limit (then it is killed).
-int run(const std::vector<std::string>& args, const std::string& log) {
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  pid_t pid;
-  int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return -1;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  int status = 0;
-  for (;;) {
-    pid_t w = waitpid(pid, &status, WNOHANG);
-    if (w == pid) break;
-    if (w < 0 && errno != EINTR) return -1;
-    if (std::chrono::steady_clock::now() > deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      return -1;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 }  // namespace
 
 std::string cache_directory(const std::string& requested, std::string& why) {
@@ -131,7 +101,18 @@ std::string cache_directory(const std::string& requested, std::string& why) {
     why = "the cache directory must be an absolute path (" + requested + ")";
     return "";
   }
-  if (!make_dirs(dir)) {
+  // The root (the parent: $NUVEC_CACHE_DIR) is made with its parents and
+  // checked before anything is made in it, so nothing is created through
+  // a link; then the directory itself. mkdir never follows a link that is
+  // its last component.
+  size_t slash = dir.rfind('/');
+  std::string root = slash == 0 ? "/" : dir.substr(0, slash);
+  if (!make_dirs(root)) {
+    why = "cannot create " + root + ": " + std::strerror(errno);
+    return "";
+  }
+  if (!private_dir(root, why)) return "";
+  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
     why = "cannot create " + dir + ": " + std::strerror(errno);
     return "";
   }
@@ -167,44 +148,144 @@ std::optional<std::string> read_checked(const std::string& path, size_t max) {
   return out;
 }
 
+namespace {
+
+// A kernel file is the compiler's shared object followed by this trailer:
+// the magic, the 32 hex digits of Hash128 over the object's bytes, '\n'.
+// The loader ignores bytes past the object's sections, so the file stays a
+// shared object that nm and objdump read.
+constexpr char kMagic[] = "\nnuvec-kernel-hash ";
+constexpr size_t kMagicSize = sizeof kMagic - 1;
+constexpr size_t kTrailerSize = kMagicSize + 32 + 1;
+constexpr size_t kMaxKernel = 256u << 20;
+
+std::string trailer(std::string_view object) {
+  Hash128 h;
+  h.add(object);
+  return std::string(kMagic, kMagicSize) + h.hex() + "\n";
+}
+
+// The whole file behind `fd` (at most kMaxKernel bytes).
+std::optional<std::string> read_all(int fd, const struct stat& st) {
+  if (st.st_size < 0 || static_cast<size_t>(st.st_size) > kMaxKernel) return std::nullopt;
+  std::string bytes(static_cast<size_t>(st.st_size), '\0');
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t r = read(fd, bytes.data() + done, bytes.size() - done);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return std::nullopt;
+    done += static_cast<size_t>(r);
+  }
+  return bytes;
+}
+
+// A sealed in-memory file holding `object` (nobody can change it between
+// the check and dlopen); -1 where the kernel offers none.
+int sealed_copy(std::string_view object) {
+  int fd = memfd_create("nuvec-kernel", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) return -1;
+  size_t done = 0;
+  while (done < object.size()) {
+    ssize_t w = write(fd, object.data() + done, object.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      close(fd);
+      return -1;
+    }
+    done += static_cast<size_t>(w);
+  }
+  fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+  return fd;
+}
+
+}  // namespace
+
 void* load_checked(const std::string& path, int& fd) {
-  fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return nullptr;
+  fd = -1;
+  int file = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (file < 0) return nullptr;
   struct stat st;
-  void* handle = nullptr;
-  if (trusted(fd, st)) {
-    std::string proc = "/proc/self/fd/" + std::to_string(fd);
-    handle = dlopen(proc.c_str(), RTLD_NOW | RTLD_LOCAL);
+  std::optional<std::string> bytes;
+  if (trusted(file, st)) bytes = read_all(file, st);
+  // A file without its trailer, or whose bytes do not match it (damaged,
+  // truncated, written by someone else), is never loaded.
+  size_t object = bytes && bytes->size() > kTrailerSize ? bytes->size() - kTrailerSize : 0;
+  if (object == 0 ||
+      bytes->compare(object, kTrailerSize, trailer(std::string_view(*bytes).substr(0, object))) != 0) {
+    close(file);
+    return nullptr;
   }
+  int copy = sealed_copy(std::string_view(*bytes).substr(0, object));
+  if (copy >= 0) {
+    close(file);
+    file = copy;
+  }  // else the checked file itself, through the descriptor that read it
+  std::string proc = "/proc/self/fd/" + std::to_string(file);
+  void* handle = dlopen(proc.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
-    close(fd);
-    fd = -1;
+    close(file);
+    return nullptr;
   }
+  fd = file;
   return handle;
 }
 
-std::string compile_to(const std::string& dir, const std::string& key, const std::string& source,
-                       const std::string& compiler, const std::vector<std::string>& flags) {
-  std::string src = temp_name(dir, key, ".cpp");
-  std::string obj = temp_name(dir, key, ".so");
-  std::string log = temp_name(dir, key, ".log");
-  if (!write_file(src, source)) return "cannot write " + src + ": " + std::strerror(errno);
+BuildResult compile_to(const std::string& dir, const std::string& key, const std::string& source,
+                       const std::string& compiler, const std::vector<std::string>& flags,
+                       double timeout_s, bool idle) {
+  // Everything of this build (the source, the object, the log and the
+  // compiler's own temporary files: TMPDIR) lives in one directory of its
+  // own, removed at the end, at exit, or by a later trim_cache.
+  BuildResult r;
+  std::string work = temp_name(dir, key, "dir");
+  if (mkdir(work.c_str(), 0700) != 0) {
+    r.error = "cannot create " + work + ": " + std::strerror(errno);
+    return r;
+  }
+  std::string src = work + "/k.cpp", obj = work + "/k.so", log = work + "/k.log";
+  if (!write_file(src, source)) {
+    r.error = "cannot write " + src + ": " + std::strerror(errno);
+    remove_tree(work);
+    return r;
+  }
   std::vector<std::string> args{compiler};
   args.insert(args.end(), flags.begin(), flags.end());
   args.insert(args.end(), {"-x", "c++", src, "-o", obj});
-  int rc = run(args, log);
-  std::string error;
-  if (rc != 0) {
-    error = rc < 0 ? "the compiler " + compiler + " did not run to completion"
-                   : "the compiler failed: " + read_head(log, 2000);
-  } else if (chmod(obj.c_str(), 0700) != 0 ||
-             rename(obj.c_str(), (dir + "/" + key + ".so").c_str()) != 0) {
-    error = "cannot install " + obj + ": " + std::strerror(errno);
+  RunResult run = run_compiler(args, log, work, timeout_s, idle);
+  if (run.end == RunEnd::cancelled) {
+    r.cancelled = true;
+    r.error = "the process is exiting";
+  } else if (run.end == RunEnd::timed_out) {
+    r.timed_out = true;
+    char limit[32];
+    std::snprintf(limit, sizeof limit, "%g", timeout_s);
+    r.error = "the compiler " + compiler + " ran past the time limit of " + limit +
+              " s (NUVEC_JIT_TIMEOUT) and was killed";
+  } else if (run.end == RunEnd::failed_to_start || run.status < 0) {
+    r.error = "the compiler " + compiler + " did not run to completion";
+  } else if (run.status != 0) {
+    r.error = "the compiler failed: " + read_head(log, 2000);
+  } else {
+    int fd = open(obj.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    std::optional<std::string> bytes;
+    if (fd >= 0 && trusted(fd, st)) bytes = read_all(fd, st);
+    bool sealed = false;
+    if (bytes && !bytes->empty()) {
+      std::string t = trailer(*bytes);
+      sealed = pwrite(fd, t.data(), t.size(), static_cast<off_t>(bytes->size())) ==
+               static_cast<ssize_t>(t.size());
+    }
+    if (fd >= 0) close(fd);
+    if (!sealed) {
+      r.error = "cannot read the built kernel " + obj;
+    } else if (chmod(obj.c_str(), 0700) != 0 ||
+               rename(obj.c_str(), (dir + "/" + key + ".so").c_str()) != 0) {
+      r.error = "cannot install " + obj + ": " + std::strerror(errno);
+    }
   }
-  unlink(src.c_str());
-  unlink(log.c_str());
-  unlink(obj.c_str());  // gone already when renamed
-  return error;
+  remove_tree(work);
+  return r;
 }
 
 void trim_cache(const std::string& dir, long long max_bytes) {
@@ -222,7 +303,13 @@ void trim_cache(const std::string& dir, long long max_bytes) {
     std::string name = e->d_name;
     std::string path = dir + "/" + name;
     struct stat st;
-    if (lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (lstat(path.c_str(), &st) != 0) continue;
+    if (S_ISDIR(st.st_mode) && name.size() > 7 &&
+        name.compare(name.size() - 7, 7, ".tmpdir") == 0) {
+      if (now - st.st_mtime > 3600) remove_tree(path);  // a build killed with its process
+      continue;
+    }
+    if (!S_ISREG(st.st_mode)) continue;
     if (name.find(".tmp") != std::string::npos) {
       if (now - st.st_mtime > 3600) unlink(path.c_str());  // left by a killed process
     } else if ((name.size() > 3 && name.compare(name.size() - 3, 3, ".so") == 0) ||

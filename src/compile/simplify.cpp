@@ -93,13 +93,16 @@ Graph simplify(Graph g) {
     auto it = canon.find(a.id());
     if (it != canon.end()) return it->second;
     if (produced.count(a.id())) return a;
+    // A constant is keyed once (a constant shared by many steps would
+    // otherwise read its value at every use).
     auto key = scalar_key(a);
-    if (!key) return a;
-    auto [sit, fresh] = scalars.emplace(*key, a);
-    if (!fresh && sit->second.id() != a.id()) {
-      ++stats.constants_merged;
-      canon.emplace(a.id(), sit->second);
+    if (!key) {
+      canon.emplace(a.id(), a);
+      return a;
     }
+    auto [sit, fresh] = scalars.emplace(*key, a);
+    if (!fresh && sit->second.id() != a.id()) ++stats.constants_merged;
+    canon.emplace(a.id(), sit->second);
     return sit->second;
   };
 

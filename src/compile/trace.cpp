@@ -18,11 +18,11 @@ Graph trace(const Arrays& inputs, bool shapeless, const std::function<Arrays(con
   {
     detail::TraceScope scope;
     for (const auto& in : inputs) {
-      g.placeholders.push_back(ops::detail::build1(
-          ops::detail::make<Placeholder>(in.shape(), in.dtype()), {}, {}, "compile", Location::none()));
+      g.placeholders.push_back(ops::impl::build1(
+          ops::impl::make<Placeholder>(in.shape(), in.dtype()), {}, {}, "compile", Location::none()));
       ids.insert(g.placeholders.back().id());
     }
-    bool& flag = ops::detail::shapeless_tracing();
+    bool& flag = ops::impl::shapeless_tracing();
     bool saved = flag;
     flag = shapeless;
     struct Restore {
@@ -36,10 +36,10 @@ Graph trace(const Arrays& inputs, bool shapeless, const std::function<Arrays(con
   auto tape = transforms::build_tape(outs, ids);
   for (auto& e : tape) {
     if (shapeless && !e.primitive->shape_polymorphic())
-      throw Error(ErrorKind::transform,
+      (Error(ErrorKind::transform,
                   std::string("compile(shapeless): ") + e.node->op_name + " (" + e.primitive->name() +
                       ") holds a size of the traced shapes; compile this function without shapeless",
-                  std::string(e.node->op_name), e.node->loc);
+                  std::string(e.node->op_name), e.node->loc)).raise();
     g.steps.push_back({e.primitive, std::move(e.inputs), std::move(e.outputs), std::move(e.output_alive),
                        e.node->op_name, e.node->loc, e.node->stream});
   }
@@ -83,7 +83,7 @@ Arrays replay(const Graph& g, const Arrays& inputs) {
     Arrays ins;
     ins.reserve(s.inputs.size());
     for (size_t a = 0; a < s.inputs.size(); ++a) ins.push_back(get(g.input_slots[i][a], s.inputs[a]));
-    Arrays outs = ops::detail::build(s.primitive, std::move(ins), s.stream, s.op_name, s.loc);
+    Arrays outs = ops::impl::build(s.primitive, std::move(ins), s.stream, s.op_name, s.loc);
     for (size_t j = 0; j < s.outputs.size(); ++j)
       if (int k = g.output_slots[i][j]; k >= 0) env[k] = outs.size() > j ? outs[j] : outs[0];
   }

@@ -37,29 +37,58 @@ bool is_available(Device d) {
 
 Device default_device() { return global_default_device(); }
 
-void set_default_device(Device d) {
+namespace {
+// As MLX: asking for a GPU stream without a GPU throws std::invalid_argument
+// (ops given one fail instead: ops/builder.cpp).
+void require(Device d, const char* who) {
   if (!is_available(d))
-    throw Error(ErrorKind::backend,
-                "[set_default_device] the GPU is not available: " + backend::gpu_unavailable_reason());
+    Error(ErrorKind::invalid_argument,
+          std::string("the GPU is not available: ") + backend::gpu_unavailable_reason(),
+          std::string(who))
+        .raise();
+}
+}  // namespace
+
+void set_default_device(Device d) {
+  require(d, "set_default_device");
   global_default_device() = d;
   thread_default_stream.reset();
 }
 
-Stream default_stream(Device d) { return Stream(0, d); }
+Stream default_stream(Device d) {
+  require(d, "default_stream");
+  return Stream(0, d);
+}
 
 Stream default_stream() {
   if (thread_default_stream) return *thread_default_stream;
   return default_stream(default_device());
 }
 
-void set_default_stream(Stream s) { thread_default_stream = s; }
+void set_default_stream(Stream s) {
+  require(s.device, "set_default_stream");
+  thread_default_stream = s;
+}
 
-Stream new_stream(Device d) { return Stream(next_stream_index++, d); }
+Stream new_stream(Device d) {
+  require(d, "new_stream");
+  return Stream(next_stream_index++, d);
+}
 
 Stream to_stream(const StreamOrDevice& s) {
-  if (auto* st = std::get_if<Stream>(&s)) return *st;
+  if (auto* st = std::get_if<Stream>(&s)) {
+    require(st->device, "stream");
+    return *st;
+  }
   if (auto* d = std::get_if<Device>(&s)) return default_stream(*d);
   return default_stream();
+}
+
+Stream detail::resolve_stream(const StreamOrDevice& s) {
+  if (auto* st = std::get_if<Stream>(&s)) return *st;
+  if (auto* d = std::get_if<Device>(&s)) return Stream(0, *d);
+  if (thread_default_stream) return *thread_default_stream;
+  return Stream(0, default_device());
 }
 
 void with_stream(const StreamOrDevice& s, const std::function<void()>& f) {
@@ -72,6 +101,11 @@ void with_stream(const StreamOrDevice& s, const std::function<void()>& f) {
   thread_default_stream = to_stream(s);
   f();
 }
+
+StreamContext::StreamContext(StreamOrDevice s) : previous_(thread_default_stream) {
+  thread_default_stream = to_stream(s);
+}
+StreamContext::~StreamContext() { thread_default_stream = previous_; }
 
 void set_matmul_tf32(bool on) { tf32 = on; }
 bool matmul_tf32() { return tf32; }

@@ -172,7 +172,7 @@ std::vector<NodePtr> pending_order(const std::vector<Array>& arrays, bool throw_
   std::vector<NodePtr> roots;
   for (const auto& a : arrays) {
     if (a.is_failed()) {
-      if (throw_failed) throw *a.error();
+      if (throw_failed) (a.error())->raise();
       continue;
     }
     const auto& n = a.desc()->node;
@@ -199,9 +199,9 @@ void finish(const std::vector<Array>& arrays) {
     }
   }
   for (const auto& a : arrays) {
-    if (a.is_failed()) throw *a.error();
+    if (a.is_failed()) (a.error())->raise();
     const auto& n = a.desc()->node;
-    if (n && n->error) throw *n->error;
+    if (n && n->error) (n->error)->raise();
   }
 }
 
@@ -302,11 +302,28 @@ AsyncWorker& async_worker() {
 
 void wait_for_async_submissions() { async_worker().drain(); }
 
+
+// While compile traces a function its placeholders have no values: eval,
+// item and to_vector throw when they reach one, and so does async_eval
+// (on the worker the error would only mark the nodes, silently).
+void refuse_placeholders(const std::vector<NodePtr>& order) {
+  for (const auto& n : order)
+    if (n->primitive && n->primitive->id() == PrimitiveId::Placeholder)
+      (Error(ErrorKind::transform,
+                  "the function called async_eval on an array while compile traced it "
+                  "(values do not exist during the trace); evaluate outside the compiled "
+                  "function",
+                  std::string("async_eval"))).raise();
+}
+
 }  // namespace
 
 void eval(const std::vector<Array>& arrays) { eval_impl(arrays, true); }
 
-void async_eval(const std::vector<Array>& arrays) { async_worker().submit({arrays, nullptr}); }
+void async_eval(const std::vector<Array>& arrays) {
+  if (detail::trace_depth() > 0) refuse_placeholders(pending_order(arrays, false));
+  async_worker().submit({arrays, nullptr});
+}
 
 Scheduled schedule(const std::vector<Array>& arrays) {
   Scheduled s;
@@ -316,13 +333,14 @@ Scheduled schedule(const std::vector<Array>& arrays) {
 }
 
 void Scheduled::async_eval() const {
+  if (order_ && detail::trace_depth() > 0) refuse_placeholders(*order_);
   if (order_) async_worker().submit({arrays_, order_});
 }
 
 void Scheduled::eval() const {
   wait_for_async_submissions();
   for (const auto& a : arrays_)
-    if (a.is_failed()) throw *a.error();
+    if (a.is_failed()) (a.error())->raise();
   if (order_)
     for (const auto& n : *order_) run_node(n);
   backend::gpu_flush();
@@ -340,5 +358,11 @@ bool Array::is_available() const {
   return !n || (n->state.load(std::memory_order_acquire) == Node::State::done &&
                 !n->error);
 }
+
+void synchronize() {
+  wait_for_async_submissions();
+  if (backend::gpu_available()) backend::gpu_synchronize();
+}
+void synchronize(Stream) { synchronize(); }
 
 }  // namespace nuvec

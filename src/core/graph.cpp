@@ -30,7 +30,7 @@ std::shared_ptr<Data> allocate_data(size_t nbytes) {
   try {
     b = allocator::malloc(nbytes);
   } catch (const allocator::OutOfMemory& e) {
-    throw Error(ErrorKind::out_of_memory, e.what());
+    (Error(ErrorKind::out_of_memory, e.what())).raise();
   }
   auto d = std::make_shared<Data>();
   d->ptr = b.ptr;
@@ -107,12 +107,26 @@ Array make_failed(Error error) {
 Array::Array() : desc_(default_desc()) {}
 
 const Shape& Array::shape() const { return desc_->shape; }
+namespace {
+int checked_axis(int axis, int ndim, const char* what) {
+  int a = axis < 0 ? axis + ndim : axis;
+  if (a < 0 || a >= ndim)
+    Error(ErrorKind::invalid_axis,
+          "axis " + std::to_string(axis) + " is out of range for an array with " +
+              std::to_string(ndim) + " dimensions",
+          std::string(what))
+        .raise();
+  return a;
+}
+}  // namespace
+
 int Array::shape(int axis) const {
-  int n = ndim();
-  int a = axis < 0 ? axis + n : axis;
-  return (a >= 0 && a < n) ? desc_->shape[a] : 0;
+  return desc_->shape[checked_axis(axis, ndim(), "shape")];
 }
 const Strides& Array::strides() const { return desc_->strides; }
+int64_t Array::strides(int axis) const {
+  return desc_->strides[checked_axis(axis, ndim(), "strides")];
+}
 DType Array::dtype() const { return desc_->dtype; }
 int64_t Array::size() const { return desc_->size; }
 int Array::ndim() const { return static_cast<int>(desc_->shape.size()); }
@@ -120,7 +134,7 @@ bool Array::is_failed() const { return desc_->error != nullptr; }
 const Error* Array::error() const { return desc_->error.get(); }
 
 const Array& Array::check() const {
-  if (desc_->error) throw *desc_->error;
+  if (desc_->error) (desc_->error)->raise();
   return *this;
 }
 

@@ -27,10 +27,10 @@ template <class T>
 T Array::item() const {
   eval();
   if (size() != 1)
-    throw Error(ErrorKind::invalid_shape,
+    (Error(ErrorKind::invalid_shape,
                 "item() needs an array of one element, this one has " +
                     std::to_string(size()),
-                std::string("item"));
+                std::string("item"))).raise();
   std::vector<T> v;
   read_converted(*this, v);
   return v[0];
@@ -45,9 +45,23 @@ std::vector<T> Array::to_vector() const {
   return v;
 }
 
+template <class T>
+const T* Array::data() const {
+  eval();
+  if (!(dtype_v<T> == dtype()))
+    (Error(ErrorKind::invalid_argument,
+           "data<T>() of a " + std::string(dtype_name(dtype())) + " array needs T of that dtype, not " +
+               std::string(dtype_name(dtype_v<T>)),
+           std::string("data")))
+        .raise();
+  if (size() == 0) return nullptr;
+  return static_cast<const T*>(backend::host_pointer(*this));
+}
+
 #define NUVEC_INSTANTIATE_READ(T)                  \
   template T Array::item<T>() const;               \
-  template std::vector<T> Array::to_vector<T>() const;
+  template std::vector<T> Array::to_vector<T>() const; \
+  template const T* Array::data<T>() const;
 NUVEC_INSTANTIATE_READ(bool)
 NUVEC_INSTANTIATE_READ(uint8_t)
 NUVEC_INSTANTIATE_READ(uint16_t)

@@ -39,7 +39,7 @@ Expected<std::shared_ptr<const GpuModule>> module_for(
 }
 
 std::vector<Array> failed(const Error& e, size_t n, Location loc) {
-  Array f = ops::detail::fail(e.kind(), e.message(), kOp, loc);
+  Array f = ops::impl::fail(e.kind(), e.message(), kOp, loc);
   return std::vector<Array>(n, f);
 }
 
@@ -66,7 +66,7 @@ const std::string& CudaKernel::name() const { return state_->name; }
 std::string CudaKernel::source(const std::vector<Array>& inputs,
                                const CudaKernelCall& call) const {
   auto p = detail::call_params(*state_, inputs, call);
-  if (!p) throw p.error();
+  if (!p) (p.error()).raise();
   return p->program;
 }
 
@@ -74,11 +74,11 @@ std::vector<Array> CudaKernel::operator()(const std::vector<Array>& inputs,
                                           const CudaKernelCall& call,
                                           Location loc) const {
   const size_t n = state_->output_names.size();
-  if (const Array* f = ops::detail::first_failed(inputs))
+  if (const Array* f = ops::impl::first_failed(inputs))
     return std::vector<Array>(n, *f);
   auto p = detail::call_params(*state_, inputs, call);
   if (!p) return failed(p.error(), n, loc);
-  Stream stream = to_stream(call.stream);
+  Stream stream = nuvec::detail::resolve_stream(call.stream);
   if (stream.device != Device::gpu)
     return failed(nuvec::CudaKernel(*p, nullptr).gpu_only(), n, loc);
   if (call.verbose)
@@ -89,7 +89,7 @@ std::vector<Array> CudaKernel::operator()(const std::vector<Array>& inputs,
   if (!module) return failed(module.error(), n, loc);
   auto prim = std::make_shared<const nuvec::CudaKernel>(std::move(*p),
                                                         std::move(*module));
-  auto out = ops::detail::build(std::move(prim), inputs, stream, kOp, loc);
+  auto out = ops::impl::build(std::move(prim), inputs, stream, kOp, loc);
   if (out.size() < n)
     out.resize(n, out.at(0));  // rejected: the failed array n times
   return out;

@@ -184,24 +184,24 @@ std::optional<Error> check_launch(const CudaKernel::State& s,
 
 void validate(CudaKernel::State& s) {
   if (!is_identifier(s.name))
-    throw invalid(s.name, "the name must be a C++ identifier");
+    (invalid(s.name, "the name must be a C++ identifier")).raise();
   if (s.output_names.empty())
-    throw invalid(s.name, "a kernel needs at least one output name");
+    (invalid(s.name, "a kernel needs at least one output name")).raise();
   if (s.shared_memory < 0)
-    throw invalid(s.name, "shared_memory must not be negative");
+    (invalid(s.name, "shared_memory must not be negative")).raise();
   std::vector<std::string> all = declared_names(s);
   for (const auto& n : all)
     if (!is_identifier(n))
-      throw invalid(s.name, "the name \"" + n + "\" is not a C++ identifier");
+      (invalid(s.name, "the name \"" + n + "\" is not a C++ identifier")).raise();
   std::vector<std::string> sorted = all;
   std::sort(sorted.begin(), sorted.end());
   auto twice = std::adjacent_find(sorted.begin(), sorted.end());
   if (twice != sorted.end())
-    throw invalid(
+    (invalid(
         s.name,
         "the name \"" + *twice +
             "\" is declared twice (names, and the _shape, _strides and _ndim "
-            "parameters of inputs, must differ)");
+            "parameters of inputs, must differ)")).raise();
   s.layouts.clear();
   for (const auto& n : s.input_names)
     s.layouts.push_back({float32, mentions(s.source, n + "_shape"),

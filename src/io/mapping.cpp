@@ -46,17 +46,17 @@ std::shared_ptr<Mapping> Mapping::map_file(const char* op,
   // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused
   // below); it changes nothing for a regular file.
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) throw io_error(op, path, "cannot open: " + errno_text(errno));
+  if (fd < 0) (io_error(op, path, "cannot open: " + errno_text(errno))).raise();
   struct stat st;
   if (::fstat(fd, &st) != 0) {
     int e = errno;
     ::close(fd);
-    throw io_error(op, path, "cannot stat: " + errno_text(e));
+    (io_error(op, path, "cannot stat: " + errno_text(e))).raise();
   }
   // Mapping a FIFO or device would block or mean nothing.
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    throw io_error(op, path, "not a regular file");
+    (io_error(op, path, "not a regular file")).raise();
   }
   std::shared_ptr<Mapping> m(new Mapping());
   m->size_ = static_cast<size_t>(st.st_size);
@@ -65,9 +65,9 @@ std::shared_ptr<Mapping> Mapping::map_file(const char* op,
     if (p == MAP_FAILED) {
       int e = errno;
       ::close(fd);
-      throw io_error(op, path,
+      (io_error(op, path,
                      "cannot map " + std::to_string(m->size_) +
-                         " bytes: " + errno_text(e));
+                         " bytes: " + errno_text(e))).raise();
     }
     m->data_ = static_cast<const uint8_t*>(p);
     m->mapped_ = true;
@@ -203,7 +203,7 @@ FileWriter::FileWriter(const char* op, const std::string& path)
          std::to_string(counter.fetch_add(1));
   fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd_ < 0)
-    throw io_error(op_, path_, "cannot create: " + errno_text(errno));
+    (io_error(op_, path_, "cannot create: " + errno_text(errno))).raise();
   // Replacing a file keeps its permissions.
   if (::stat(target_.c_str(), &st) == 0) ::fchmod(fd_, st.st_mode & 07777);
 }
@@ -220,7 +220,7 @@ void FileWriter::write_all(const char* p, size_t n) {
     ssize_t k = ::write(fd_, p, n < (size_t(1) << 30) ? n : (size_t(1) << 30));
     if (k < 0) {
       if (errno == EINTR) continue;
-      throw io_error(op_, path_, "write failed: " + errno_text(errno));
+      (io_error(op_, path_, "write failed: " + errno_text(errno))).raise();
     }
     p += k;
     n -= static_cast<size_t>(k);
@@ -255,12 +255,12 @@ void FileWriter::commit() {
   if (::close(fd) != 0) {
     int e = errno;
     ::unlink(tmp_.c_str());
-    throw io_error(op_, path_, "write failed: " + errno_text(e));
+    (io_error(op_, path_, "write failed: " + errno_text(e))).raise();
   }
   if (::rename(tmp_.c_str(), target_.c_str()) != 0) {
     int e = errno;
     ::unlink(tmp_.c_str());
-    throw io_error(op_, path_, "cannot replace the file: " + errno_text(e));
+    (io_error(op_, path_, "cannot replace the file: " + errno_text(e))).raise();
   }
 }
 

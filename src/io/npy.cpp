@@ -63,8 +63,8 @@ class HeaderParser {
               : key == "fortran_order" ? 1
               : key == "shape"         ? 2
                                        : -1;
-      if (k < 0) throw fail("the header has an unknown key '" + key + "'");
-      if (seen[k]) throw fail("the header repeats the key '" + key + "'");
+      if (k < 0) (fail("the header has an unknown key '" + key + "'")).raise();
+      if (seen[k]) (fail("the header repeats the key '" + key + "'")).raise();
       seen[k] = true;
       if (k == 0)
         descr(h);
@@ -78,14 +78,14 @@ class HeaderParser {
     }
     expect('}');
     ws();
-    if (pos_ != s_.size()) throw fail("unexpected data after the header dict");
+    if (pos_ != s_.size()) (fail("unexpected data after the header dict")).raise();
     for (int k = 0; k < 3; ++k)
       if (!seen[k])
-        throw fail(std::string("the header lacks '") +
+        (fail(std::string("the header lacks '") +
                    (k == 0   ? "descr"
                     : k == 1 ? "fortran_order"
                              : "shape") +
-                   "'");
+                   "'")).raise();
     return h;
   }
 
@@ -104,27 +104,27 @@ class HeaderParser {
       ++pos_;
   }
   void expect(char c) {
-    if (peek() != c) throw syntax(std::string("expected '") + c + "'");
+    if (peek() != c) (syntax(std::string("expected '") + c + "'")).raise();
     ++pos_;
   }
 
   std::string quoted() {
     char q = peek();
-    if (q != '\'' && q != '"') throw syntax("expected a string");
+    if (q != '\'' && q != '"') (syntax("expected a string")).raise();
     size_t start = ++pos_;
     while (pos_ < s_.size() && s_[pos_] != q) {
       unsigned char c = static_cast<unsigned char>(s_[pos_]);
       // Keys and dtype codes are plain ASCII; escapes never occur in them.
       if (c < 0x20 || c >= 0x7F || c == '\\')
-        throw syntax("unexpected character in a string");
+        (syntax("unexpected character in a string")).raise();
       ++pos_;
     }
-    if (pos_ >= s_.size()) throw syntax("unterminated string");
+    if (pos_ >= s_.size()) (syntax("unterminated string")).raise();
     return std::string(s_.substr(start, pos_++ - start));
   }
 
   void descr(Header& h) {
-    if (peek() == '[') throw fail("structured dtypes are not supported");
+    if (peek() == '[') (fail("structured dtypes are not supported")).raise();
     std::string d = quoted();
     std::string_view code = d;
     char order = '=';
@@ -140,7 +140,7 @@ class HeaderParser {
         return;
       }
     }
-    throw fail("unsupported dtype '" + d + "'");
+    (fail("unsupported dtype '" + d + "'")).raise();
   }
 
   bool boolean() {
@@ -152,7 +152,7 @@ class HeaderParser {
       pos_ += 5;
       return false;
     }
-    throw syntax("expected True or False");
+    (syntax("expected True or False")).raise();
   }
 
   // A Python tuple of non-negative integers: (), (3,), (2, 3) or (2, 3,).
@@ -163,10 +163,10 @@ class HeaderParser {
     for (;;) {
       ws();
       if (peek() == ')') break;
-      if (!dims.empty() && !comma) throw syntax("expected ',' in the shape");
+      if (!dims.empty() && !comma) (syntax("expected ',' in the shape")).raise();
       if (dims.size() >= max_ndim)
-        throw fail("the shape has more than " + std::to_string(max_ndim) +
-                   " dimensions");
+        (fail("the shape has more than " + std::to_string(max_ndim) +
+                   " dimensions")).raise();
       dims.push_back(integer());
       ws();
       comma = peek() == ',';
@@ -174,13 +174,13 @@ class HeaderParser {
     }
     ++pos_;
     if (dims.size() == 1 && !comma)
-      throw syntax("a one-element shape needs a trailing comma");
+      (syntax("a one-element shape needs a trailing comma")).raise();
     return dims;
   }
 
   uint64_t integer() {
-    if (peek() == '-') throw fail("the shape has a negative dimension");
-    if (peek() < '0' || peek() > '9') throw syntax("expected an integer");
+    if (peek() == '-') (fail("the shape has a negative dimension")).raise();
+    if (peek() < '0' || peek() > '9') (syntax("expected an integer")).raise();
     uint64_t v = 0;
     while (peek() >= '0' && peek() <= '9') {
       // Saturate: anything above INT_MAX is rejected later with its value.
@@ -227,36 +227,36 @@ Array parse_npy(const std::shared_ptr<Mapping>& m, const std::string& path) {
   const uint8_t* p = m->data();
   size_t size = m->size();
   if (size < 10)
-    throw fail("truncated: the file has " + std::to_string(size) +
-               " bytes, less than the 10-byte preamble");
+    (fail("truncated: the file has " + std::to_string(size) +
+               " bytes, less than the 10-byte preamble")).raise();
   if (std::memcmp(p, magic, magic_size) != 0)
-    throw fail("not an npy file (the magic string \\x93NUMPY is missing)");
+    (fail("not an npy file (the magic string \\x93NUMPY is missing)")).raise();
   int major = p[6], minor = p[7];
   if (major < 1 || major > 3 || minor != 0)
-    throw fail("unsupported npy format version " + std::to_string(major) + "." +
-               std::to_string(minor));
+    (fail("unsupported npy format version " + std::to_string(major) + "." +
+               std::to_string(minor))).raise();
   size_t len_size = major == 1 ? 2 : 4;
-  if (size < 8 + len_size) throw fail("truncated in the header length");
+  if (size < 8 + len_size) (fail("truncated in the header length")).raise();
   uint64_t hlen = 0;
   for (size_t i = len_size; i-- > 0;) hlen = (hlen << 8) | p[8 + i];
   size_t start = 8 + len_size;
   if (hlen > size - start)
-    throw fail("header length " + std::to_string(hlen) +
+    (fail("header length " + std::to_string(hlen) +
                " runs past the end of the file (" +
-               std::to_string(size - start) + " bytes follow it)");
+               std::to_string(size - start) + " bytes follow it)")).raise();
   std::string_view text(reinterpret_cast<const char*>(p) + start, hlen);
   Header h = HeaderParser(text, path, start, major == 1).parse();
 
   auto need = checked_nbytes(h.dims, h.dtype.size());
-  if (!need.fault.empty()) throw fail(need.fault);
+  if (!need.fault.empty()) (fail(need.fault)).raise();
   size_t data_start = start + static_cast<size_t>(hlen);
   uint64_t have = size - data_start;
   if (have != need.nbytes)
-    throw fail(
+    (fail(
         std::string(have < need.nbytes ? "truncated: " : "trailing bytes: ") +
         "shape " + dims_text(h.dims) + " of " + descr_of(h.dtype) + " needs " +
         std::to_string(need.nbytes) + " bytes of data, the file has " +
-        std::to_string(have));
+        std::to_string(have))).raise();
 
   auto data = tensor_data(m, data_start, static_cast<size_t>(need.nbytes),
                           h.dtype, h.big_endian);
@@ -315,5 +315,14 @@ void save_npy(const std::string& path, const Array& a) {
     out.write(backend::host_pointer(x), static_cast<size_t>(x.nbytes()));
   out.commit();
 }
+
+void save(std::string file, const Array& a) {
+  if (file.size() < 4 || file.compare(file.size() - 4, 4, ".npy") != 0) file += ".npy";
+  save_npy(file, a);
+}
+
+// The mapping is host memory that every device reads; the stream is MLX's
+// argument, accepted for its signature.
+Array load(const std::string& file, StreamOrDevice) { return load_npy(file); }
 
 }  // namespace nuvec::io

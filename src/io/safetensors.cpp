@@ -65,11 +65,11 @@ class HeaderReader {
   void metadata(const JsonValue& v,
                 std::map<std::string, std::string>& out) const {
     if (v.type != JsonValue::Type::object)
-      throw fail("\"__metadata__\" must be an object of strings");
+      (fail("\"__metadata__\" must be an object of strings")).raise();
     for (const auto& [k, s] : v.members) {
       if (s.type != JsonValue::Type::string)
-        throw fail("\"__metadata__\" value of " + json_quote(k) +
-                   " is not a string");
+        (fail("\"__metadata__\" value of " + json_quote(k) +
+                   " is not a string")).raise();
       out.emplace(k, s.text);
     }
   }
@@ -77,7 +77,7 @@ class HeaderReader {
   Entry tensor(const std::string& name, const JsonValue& v) const {
     std::string who = "tensor " + json_quote(name);
     if (v.type != JsonValue::Type::object)
-      throw fail(who + " is not a JSON object");
+      (fail(who + " is not a JSON object")).raise();
     const JsonValue *dtype = nullptr, *shape = nullptr, *offsets = nullptr;
     for (const auto& [k, f] : v.members) {
       if (k == "dtype")
@@ -87,42 +87,42 @@ class HeaderReader {
       else if (k == "data_offsets")
         offsets = &f;
       else
-        throw fail(who + " has an unknown field " + json_quote(k));
+        (fail(who + " has an unknown field " + json_quote(k))).raise();
     }
     if (!dtype || !shape || !offsets)
-      throw fail(who + " lacks \"" +
+      (fail(who + " lacks \"" +
                  (!dtype   ? "dtype"
                   : !shape ? "shape"
                            : "data_offsets") +
-                 "\"");
+                 "\"")).raise();
     Entry e;
     e.name = &name;
     e.dtype = parse_dtype(who, *dtype);
     e.dims = integers(who, "shape", *shape);
     auto offs = integers(who, "data_offsets", *offsets);
     if (offs.size() != 2)
-      throw fail(who + ": \"data_offsets\" must hold 2 integers, not " +
-                 std::to_string(offs.size()));
+      (fail(who + ": \"data_offsets\" must hold 2 integers, not " +
+                 std::to_string(offs.size()))).raise();
     e.begin = offs[0];
     e.end = offs[1];
     auto size = checked_nbytes(e.dims, e.dtype.size());
-    if (!size.fault.empty()) throw fail(who + ": " + size.fault);
+    if (!size.fault.empty()) (fail(who + ": " + size.fault)).raise();
     std::string range = std::to_string(e.begin);
     range.insert(0, 1, '[')
         .append(", ")
         .append(std::to_string(e.end))
         .append("]");
     if (e.begin > e.end)
-      throw fail(who + ": data_offsets " + range + " end before they begin");
+      (fail(who + ": data_offsets " + range + " end before they begin")).raise();
     if (e.end > data_size_)
-      throw fail(who + ": data_offsets " + range +
+      (fail(who + ": data_offsets " + range +
                  " lie outside the data section of " +
-                 std::to_string(data_size_) + " bytes");
+                 std::to_string(data_size_) + " bytes")).raise();
     if (e.end - e.begin != size.nbytes)
-      throw fail(who + ": data_offsets " + range + " hold " +
+      (fail(who + ": data_offsets " + range + " hold " +
                  std::to_string(e.end - e.begin) + " bytes, but dtype " +
                  safetensors_name(e.dtype) + " and shape " + dims_text(e.dims) +
-                 " need " + std::to_string(size.nbytes));
+                 " need " + std::to_string(size.nbytes))).raise();
     return e;
   }
 
@@ -136,45 +136,45 @@ class HeaderReader {
     const Entry* prev = nullptr;
     for (const auto& e : entries) {
       if (e.begin < expected)
-        throw fail("tensor " + json_quote(*e.name) + " overlaps tensor " +
-                   json_quote(*prev->name) + " in the data section");
+        (fail("tensor " + json_quote(*e.name) + " overlaps tensor " +
+                   json_quote(*prev->name) + " in the data section")).raise();
       if (e.begin > expected)
-        throw fail("bytes [" + std::to_string(expected) + ", " +
+        (fail("bytes [" + std::to_string(expected) + ", " +
                    std::to_string(e.begin) +
-                   ") of the data section belong to no tensor");
+                   ") of the data section belong to no tensor")).raise();
       expected = e.end;
       if (e.end > e.begin) prev = &e;
     }
     if (expected != data_size_)
-      throw fail("bytes [" + std::to_string(expected) + ", " +
+      (fail("bytes [" + std::to_string(expected) + ", " +
                  std::to_string(data_size_) +
-                 ") of the data section belong to no tensor");
+                 ") of the data section belong to no tensor")).raise();
   }
 
  private:
   DType parse_dtype(const std::string& who, const JsonValue& v) const {
     if (v.type != JsonValue::Type::string)
-      throw fail(who + ": \"dtype\" is not a string");
+      (fail(who + ": \"dtype\" is not a string")).raise();
     for (const auto& e : dtype_names)
       if (v.text == e.name) return e.dtype;
-    throw fail(who + ": unsupported dtype " + json_quote(v.text));
+    (fail(who + ": unsupported dtype " + json_quote(v.text))).raise();
   }
 
   std::vector<uint64_t> integers(const std::string& who, const char* field,
                                  const JsonValue& v) const {
     std::string where = who + ": \"" + field + "\"";
     if (v.type != JsonValue::Type::array)
-      throw fail(where + " is not an array");
+      (fail(where + " is not an array")).raise();
     std::vector<uint64_t> out;
     for (const auto& x : v.items) {
       if (json_negative(x))
-        throw fail(where + " holds a negative number " + x.text);
+        (fail(where + " holds a negative number " + x.text)).raise();
       auto u = json_uint(x);
       if (!u) {
-        throw fail(where +
+        (fail(where +
                    (x.type == JsonValue::Type::number
                         ? " holds " + x.text + ", not an integer below 2^64"
-                        : std::string(" holds something other than integers")));
+                        : std::string(" holds something other than integers")))).raise();
       }
       out.push_back(*u);
     }
@@ -193,30 +193,30 @@ SafetensorsFile parse_safetensors(const std::shared_ptr<Mapping>& m,
                                   bool with_arrays) {
   size_t size = m->size();
   if (size < 8)
-    throw io_error(op, path,
+    (io_error(op, path,
                    "truncated: the file has " + std::to_string(size) +
-                       " bytes, the 8-byte header length is missing");
+                       " bytes, the 8-byte header length is missing")).raise();
   uint64_t n = read_le64(m->data());
   if (n > size - 8)
-    throw io_error(op, path,
+    (io_error(op, path,
                    "header length " + std::to_string(n) +
                        " runs past the end of the file (" +
-                       std::to_string(size - 8) + " bytes follow it)");
+                       std::to_string(size - 8) + " bytes follow it)")).raise();
   if (n > max_header)
-    throw io_error(op, path,
+    (io_error(op, path,
                    "header length " + std::to_string(n) +
                        " exceeds the limit of " + std::to_string(max_header) +
-                       " bytes");
+                       " bytes")).raise();
   std::string_view text(reinterpret_cast<const char*>(m->data()) + 8, n);
   if (text.empty() || text[0] != '{')
-    throw io_error(op, path, "header is not JSON (it must start with '{')");
+    (io_error(op, path, "header is not JSON (it must start with '{')")).raise();
   JsonValue root;
   try {
     root = parse_json(text);
   } catch (const JsonError& e) {
-    throw io_error(op, path,
+    (io_error(op, path,
                    std::string("header is not valid JSON: ") + e.what() +
-                       " at byte " + std::to_string(8 + e.offset()));
+                       " at byte " + std::to_string(8 + e.offset()))).raise();
   }
   uint64_t data_start = 8 + n;
   HeaderReader reader(op, path, size - data_start);
@@ -244,11 +244,14 @@ SafetensorsFile parse_safetensors(const std::shared_ptr<Mapping>& m,
 
 }  // namespace detail
 
-std::map<std::string, Array> load_safetensors(const std::string& path) {
+SafetensorsLoad load_safetensors(const std::string& path, StreamOrDevice) {
   const char* op = "load_safetensors";
-  return detail::parse_safetensors(detail::Mapping::map_file(op, path), op,
-                                   path, true)
-      .arrays;
+  auto parsed =
+      detail::parse_safetensors(detail::Mapping::map_file(op, path), op, path, true);
+  SafetensorsLoad out;
+  out.first.insert(parsed.arrays.begin(), parsed.arrays.end());
+  out.second.insert(parsed.metadata.begin(), parsed.metadata.end());
+  return out;
 }
 
 std::map<std::string, std::string> load_safetensors_metadata(
@@ -259,21 +262,25 @@ std::map<std::string, std::string> load_safetensors_metadata(
       .metadata;
 }
 
-void save_safetensors(const std::string& path,
-                      const std::map<std::string, Array>& arrays,
-                      const std::map<std::string, std::string>& metadata) {
+void save_safetensors(std::string path,
+                      std::unordered_map<std::string, Array> unordered_arrays,
+                      std::unordered_map<std::string, std::string> unordered_metadata) {
   using namespace detail;
+  // Sorted by name: the file's header lists them in that order.
+  const std::map<std::string, Array> arrays(unordered_arrays.begin(), unordered_arrays.end());
+  const std::map<std::string, std::string> metadata(unordered_metadata.begin(),
+                                                    unordered_metadata.end());
   const char* op = "save_safetensors";
   for (const auto& [name, a] : arrays) {
     if (!valid_utf8(name))
-      throw io_error(op, path, "a tensor name is not valid UTF-8");
+      (io_error(op, path, "a tensor name is not valid UTF-8")).raise();
     if (name == "__metadata__")
-      throw io_error(op, path,
-                     "\"__metadata__\" is reserved and cannot name a tensor");
+      (io_error(op, path,
+                     "\"__metadata__\" is reserved and cannot name a tensor")).raise();
   }
   for (const auto& [k, v] : metadata)
     if (!valid_utf8(k) || !valid_utf8(v))
-      throw io_error(op, path, "a metadata key or value is not valid UTF-8");
+      (io_error(op, path, "a metadata key or value is not valid UTF-8")).raise();
 
   // Dense row-major arrays, evaluated together.
   std::vector<std::string> names;

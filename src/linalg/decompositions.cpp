@@ -1,8 +1,9 @@
-// linalg::inv, cholesky, qr, svd, eigh, solve, pinv, cholesky_inv: argument
-// normalisation around the Linalg primitive (which validates).
+// linalg::inv, cholesky, qr, svd, eigh, eig, solve, pinv, cholesky_inv:
+// argument normalisation around the Linalg primitive (which validates).
 #include <algorithm>
 #include <limits>
 
+#include "linalg/run.h"
 #include "nuvec/linalg.h"
 #include "nuvec/ops/ops.h"
 #include "nuvec/primitives/linalg.h"
@@ -10,23 +11,18 @@
 
 namespace nuvec::linalg {
 
-using ops::detail::build;
-using ops::detail::fail;
-using ops::detail::make;
+using ops::impl::build;
+using ops::impl::fail;
+using ops::impl::make;
 using Op = Linalg::Op;
 
-namespace {
+using detail::run;
 
-// The outputs of a Linalg node; a rejected call gives `n` copies of the
-// failed array.
-std::vector<Array> run(Op op, bool upper, std::vector<Array> in, size_t n,
-                       StreamOrDevice s, const char* name, Location loc) {
-  auto out = build(make<Linalg>(op, upper), std::move(in), s, name, loc);
-  if (out.size() < n) out.resize(n, out.at(0));
-  return out;
+Array detail::renamed(const Array& x, const char* name, Location loc) {
+  const Error* e = x.error();
+  if (!e || e->op_name().value_or("") == name) return x;
+  return fail(e->kind(), e->message(), name, loc);
 }
-
-}  // namespace
 
 Array inv(const Array& x, StreamOrDevice s, Location loc) {
   return run(Op::inv, false, {x}, 1, s, "inv", loc)[0];
@@ -37,8 +33,9 @@ Array cholesky(const Array& x, bool upper, StreamOrDevice s, Location loc) {
 }
 
 Array cholesky_inv(const Array& factor, bool upper, StreamOrDevice s, Location loc) {
-  // A = L L^T (or U^T U): A^-1 = L^-T L^-1 (or U^-1 U^-T).
-  Array finv = run(Op::inv, false, {factor}, 1, s, "cholesky_inv", loc)[0];
+  // A = L L^T (or U^T U): A^-1 = L^-T L^-1 (or U^-1 U^-T); as MLX, only the
+  // factor's triangle is read.
+  Array finv = run(Op::tri_inv, upper, {factor}, 1, s, "cholesky_inv", loc)[0];
   if (finv.is_failed()) return finv;
   Array t = ops::swapaxes(finv, -1, -2, s, loc);
   return upper ? ops::matmul(finv, t, s, loc) : ops::matmul(t, finv, s, loc);
@@ -86,6 +83,15 @@ Array eigvalsh(const Array& x, const std::string& UPLO, StreamOrDevice s, Locati
   return run(Op::eigvalsh, *up, {x}, 1, s, "eigvalsh", loc)[0];
 }
 
+std::pair<Array, Array> eig(const Array& a, StreamOrDevice s, Location loc) {
+  auto out = run(Op::eig, false, {a}, 2, s, "eig", loc);
+  return {out[0], out[1]};
+}
+
+Array eigvals(const Array& a, StreamOrDevice s, Location loc) {
+  return run(Op::eigvals, false, {a}, 1, s, "eigvals", loc)[0];
+}
+
 Array solve(const Array& a, const Array& b, StreamOrDevice s, Location loc) {
   if (a.is_failed()) return a;
   if (b.is_failed()) return b;
@@ -95,7 +101,7 @@ Array solve(const Array& a, const Array& b, StreamOrDevice s, Location loc) {
   if (vec) y = ops::expand_dims(y, -1, s, loc);
   if (x.ndim() >= 2 && y.ndim() >= 2) {
     Shape bx(x.shape().begin(), x.shape().end() - 2), by(y.shape().begin(), y.shape().end() - 2);
-    auto batch = ops::broadcast_shapes(bx, by);
+    auto batch = ops::try_broadcast_shapes(bx, by);
     if (!batch)
       return fail(ErrorKind::shape_mismatch,
                   "the batch shapes of a and b do not broadcast: " + batch.error().message(),

@@ -1,9 +1,13 @@
 // linalg::norm, composed from existing ops with MLX's formulas (the order of
 // operations matters for bitwise agreement): vector norms over one axis,
-// matrix norms over two, the 2 / -2 / nuclear norms through the SVD.
+// matrix norms over two, the 2 / -2 / nuclear norms through the SVD. The
+// overloads (MLX's set, plus brace lists) all land in norm_of.
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <string>
+#include <variant>
+#include <vector>
 
 #include "nuvec/linalg.h"
 #include "nuvec/ops/ops.h"
@@ -11,7 +15,7 @@
 
 namespace nuvec::linalg {
 
-using ops::detail::fail;
+using ops::impl::fail;
 
 namespace {
 
@@ -85,35 +89,48 @@ Array matrix_norm(const Array& a, double ord, int row, int col, bool kd, StreamO
   return fail(ErrorKind::invalid_argument, os.str(), name, loc);
 }
 
-}  // namespace
+// No ord (monostate), a number or a name.
+using Ord = std::variant<std::monostate, double, std::string>;
 
-Array norm(const Array& x, const std::optional<NormOrd>& ord, const std::optional<Axes>& axes,
-           bool keepdims, StreamOrDevice s, Location loc) {
+// MLX's three norm entry points, with the axes as given (nullopt: none).
+Array norm_of(const Array& x, const Ord& ord,
+              const std::optional<std::vector<int>>& axes, bool keepdims,
+              StreamOrDevice s, Location loc) {
   const char* name = "norm";
   if (x.is_failed()) return x;
-  if (!ord && !axes) {
+  bool no_ord = std::holds_alternative<std::monostate>(ord);
+  if (no_ord && !axes) {
     Array r = l2(ops::flatten(x, 0, -1, s, loc), {0}, false, s, loc);
     if (keepdims) r = ops::reshape(r, Shape(x.ndim(), 1), s, loc);
     return r;
   }
   std::vector<int> ax;
   if (axes) {
-    auto n = ops::detail::normalize_axes(axes->list(), x.ndim());
+    auto n = ops::impl::normalize_axes(*axes, x.ndim());
     if (!n) return fail(n.error().kind(), n.error().message(), name, loc);
-    ax = axes->list();
+    ax = *axes;
     for (int& a : ax) a = a < 0 ? a + x.ndim() : a;  // keep the given order
   } else {
     for (int i = 0; i < x.ndim(); ++i) ax.push_back(i);
   }
-  if (ax.empty() || ax.size() > 2)
-    return fail(ErrorKind::invalid_axis,
-                "a norm is taken over 1 or 2 axes, got " + std::to_string(ax.size()), name, loc);
-  if (!ord) return l2(x, ax, keepdims, s, loc);
-  if (auto* p = std::get_if<double>(&*ord)) {
-    if (ax.size() == 1) return vector_norm(x, *p, ax, keepdims, s, loc);
-    return matrix_norm(x, *p, ax[0], ax[1], keepdims, s, loc, name);
+  if (no_ord) {  // 0 axes too: |x| (a sum over no axis)
+    if (ax.size() > 2)
+      return fail(ErrorKind::invalid_axis,
+                  "a norm is taken over at most 2 axes, got " +
+                      std::to_string(ax.size()),
+                  name, loc);
+    return l2(x, ax, keepdims, s, loc);
   }
-  const std::string& o = std::get<std::string>(*ord);
+  if (auto* p = std::get_if<double>(&ord)) {
+    if (ax.size() == 1) return vector_norm(x, *p, ax, keepdims, s, loc);
+    if (ax.size() == 2)
+      return matrix_norm(x, *p, ax[0], ax[1], keepdims, s, loc, name);
+    return fail(ErrorKind::invalid_axis,
+                "a norm with an ord is taken over 1 or 2 axes, got " +
+                    std::to_string(ax.size()),
+                name, loc);
+  }
+  const std::string& o = std::get<std::string>(ord);
   if (ax.size() != 2)
     return fail(ErrorKind::invalid_argument,
                 "norm '" + o + "' is only defined for matrices, got " +
@@ -123,10 +140,40 @@ Array norm(const Array& x, const std::optional<NormOrd>& ord, const std::optiona
   if (o == "nuc") {
     Array sv = singular_values(x, ax[0], ax[1], s, loc);
     Array r = ops::sum(sv, Axes(-1), false, s, loc);
-    return ops::astype(restore(r, ax[0], ax[1], keepdims, s, loc), at_least_float(x.dtype()), s,
-                       loc);
+    return ops::astype(restore(r, ax[0], ax[1], keepdims, s, loc),
+                       at_least_float(x.dtype()), s, loc);
   }
-  return fail(ErrorKind::invalid_argument, "invalid ord '" + o + "' for a matrix norm", name, loc);
+  return fail(ErrorKind::invalid_argument,
+              "invalid ord '" + o + "' for a matrix norm", name, loc);
+}
+
+}  // namespace
+
+Array norm(const Array& a, double ord,
+           const std::optional<std::vector<int>>& axis, bool keepdims,
+           StreamOrDevice s, Location loc) {
+  return norm_of(a, ord, axis, keepdims, s, loc);
+}
+Array norm(const Array& a, double ord, int axis, bool keepdims,
+           StreamOrDevice s, Location loc) {
+  return norm_of(a, ord, std::vector<int>{axis}, keepdims, s, loc);
+}
+Array norm(const Array& a, const std::string& ord,
+           const std::optional<std::vector<int>>& axis, bool keepdims,
+           StreamOrDevice s, Location loc) {
+  return norm_of(a, ord, axis, keepdims, s, loc);
+}
+Array norm(const Array& a, const std::string& ord, int axis, bool keepdims,
+           StreamOrDevice s, Location loc) {
+  return norm_of(a, ord, std::vector<int>{axis}, keepdims, s, loc);
+}
+Array norm(const Array& a, const std::optional<std::vector<int>>& axis,
+           bool keepdims, StreamOrDevice s, Location loc) {
+  return norm_of(a, std::monostate{}, axis, keepdims, s, loc);
+}
+Array norm(const Array& a, int axis, bool keepdims, StreamOrDevice s,
+           Location loc) {
+  return norm_of(a, std::monostate{}, std::vector<int>{axis}, keepdims, s, loc);
 }
 
 }  // namespace nuvec::linalg

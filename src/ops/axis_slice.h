@@ -6,7 +6,7 @@
 
 #include "nuvec/ops/shape.h"
 
-namespace nuvec::ops::detail {
+namespace nuvec::inline ops::impl {
 
 /// x[..., start:stop, ...] on `axis` (non-negative, in range), Python bounds.
 inline Array slice_axis(const Array& x, int axis, int start, int stop,
@@ -18,4 +18,4 @@ inline Array slice_axis(const Array& x, int axis, int start, int stop,
   return ops::slice(x, lo, hi, st, s, loc);
 }
 
-}  // namespace nuvec::ops::detail
+}  // namespace nuvec::ops::impl

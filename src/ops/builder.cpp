@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace nuvec::ops::detail {
+namespace nuvec::inline ops::impl {
 
 bool& shapeless_tracing() {
   thread_local bool on = false;
@@ -57,7 +57,7 @@ std::shared_ptr<Node> validated_node(std::shared_ptr<const Primitive>& p,
     failed = make_failed(Error(e.kind(), e.message(), std::string(op), loc));
     return nullptr;
   }
-  auto node = new_node(std::move(p), std::move(inputs), to_stream(s), op, loc);
+  auto node = new_node(std::move(p), std::move(inputs), detail::resolve_stream(s), op, loc);
   node->specs = std::move(*specs);
   node->outputs.reserve(node->specs.size());
   return node;
@@ -116,8 +116,8 @@ Expected<std::vector<int>> normalize_axes(const std::vector<int>& axes, int ndim
   }
   std::sort(out.begin(), out.end());
   if (std::adjacent_find(out.begin(), out.end()) != out.end())
-    return op_error(ErrorKind::invalid_axis, "repeated axis in the axes list");
+    return op_error(ErrorKind::invalid_argument, "repeated axis in the axes list");
   return out;
 }
 
-}  // namespace nuvec::ops::detail
+}  // namespace nuvec::ops::impl

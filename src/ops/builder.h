@@ -8,9 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "core/checked.h"
 #include "nuvec/core/graph.h"
 
-namespace nuvec::ops::detail {
+namespace nuvec::inline ops::impl {
 
 std::vector<Array> build(std::shared_ptr<const Primitive> p,
                          std::vector<Array> inputs, const StreamOrDevice& s,
@@ -43,4 +44,4 @@ std::shared_ptr<const Primitive> make(Args&&... args) {
   }
 }
 
-}  // namespace nuvec::ops::detail
+}  // namespace nuvec::ops::impl

@@ -8,10 +8,11 @@
 #include "nuvec/primitives/conv.h"
 #include "ops/builder.h"
 
-namespace nuvec::ops {
+namespace nuvec::inline ops {
 
-using detail::build1;
-using detail::make;
+using impl::build1;
+using impl::fail;
+using impl::make;
 
 namespace {
 
@@ -33,6 +34,15 @@ Array flip_spatial(const Array& w, StreamOrDevice s, Location loc) {
 }  // namespace
 
 Array conv_general(const Array& input, const Array& weight, std::vector<int> stride,
+                   std::vector<int> padding, std::vector<int> kernel_dilation,
+                   std::vector<int> input_dilation, int groups, bool flip, StreamOrDevice s,
+                   Location loc) {
+  return conv_general(Array(input), weight, std::move(stride), padding, padding,
+                      std::move(kernel_dilation), std::move(input_dilation), groups, flip, s,
+                      loc);
+}
+
+Array conv_general(Array input, const Array& weight, std::vector<int> stride,
                    std::vector<int> padding_lo, std::vector<int> padding_hi,
                    std::vector<int> kernel_dilation, std::vector<int> input_dilation,
                    int groups, bool flip, StreamOrDevice s, Location loc) {
@@ -106,8 +116,15 @@ Array conv_transpose_general(const Array& input, const Array& weight, std::vecto
   // rule reports it (the padding computed here is then unused).
   for (size_t a = 0; a < padding.size(); ++a) {
     int k = static_cast<int>(a + 1) < weight.ndim() ? weight.shape(static_cast<int>(a) + 1) : 1;
-    lo[a] = dilation[a] * (k - 1) - padding[a];
-    hi[a] = lo[a] + output_padding[a];
+    int64_t l = int64_t(dilation[a]) * (k - 1) - padding[a], h = l + output_padding[a];
+    for (int64_t v : {l, h})
+      if (v < -2147483648LL || v > 2147483647LL)
+        return fail(ErrorKind::overflow,
+                    "padding " + std::to_string(v) + " of axis " + std::to_string(a + 1) +
+                        " exceeds the int range",
+                    "conv_transpose", loc);
+    lo[a] = static_cast<int>(l);
+    hi[a] = static_cast<int>(h);
   }
   return conv_general(input, weight, std::vector<int>(padding.size(), 1), lo, hi, dilation,
                       stride, groups, true, s, loc);

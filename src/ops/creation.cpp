@@ -1,7 +1,9 @@
 #include "nuvec/ops/creation.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <limits>
 
 #include "nuvec/core/graph.h"
 #include "nuvec/kernels/cast.h"
@@ -26,6 +28,27 @@ Array array_from_bytes(const void* data, Shape shape, DType dtype) {
   } catch (const Error& e) {
     return make_failed(Error(e.kind(), e.message(), std::string("array")));
   }
+}
+
+std::optional<Array> data_shape_error(std::optional<int64_t> n, const Shape& shape,
+                                      Location loc) {
+  int64_t size = 1;
+  bool overflow = false;
+  for (int d : shape) {
+    if (d < 0)
+      return make_failed(Error(ErrorKind::invalid_shape, "negative dimension " + std::to_string(d) +
+                               " in a data shape", std::string("array"), loc));
+    overflow |= __builtin_mul_overflow(size, int64_t(d), &size);
+  }
+  if (overflow)
+    return make_failed(Error(ErrorKind::invalid_shape,
+                             "the shape's size exceeds the int64 range", std::string("array"), loc));
+  if (n && *n != size)
+    return make_failed(Error(ErrorKind::invalid_shape,
+                             "shape of size " + std::to_string(size) + " does not match the " +
+                                 std::to_string(*n) + " values",
+                             std::string("array"), loc));
+  return std::nullopt;
 }
 
 Array array_from_literals(const std::vector<Literal>& values, Shape shape, Location loc) {
@@ -61,11 +84,11 @@ Array array_from_literals(const std::vector<Literal>& values, Shape shape, Locat
 
 }  // namespace detail
 
-namespace ops {
+inline namespace ops {
 
-using nuvec::ops::detail::build1;
-using nuvec::ops::detail::fail;
-using nuvec::ops::detail::make;
+using nuvec::ops::impl::build1;
+using nuvec::ops::impl::fail;
+using nuvec::ops::impl::make;
 
 namespace {
 Expected<Shape> check_shape(const Shape& shape) {
@@ -88,25 +111,34 @@ Array full(const Shape& shape, const Array& value, StreamOrDevice s, Location lo
 Array full(const Shape& shape, const Array& value, DType dtype, StreamOrDevice s, Location loc) {
   return ops::full(shape, ops::astype(value, dtype, s, loc), s, loc);
 }
-Array full(const Shape& shape, double value, DType dtype, StreamOrDevice s, Location loc) {
-  double v = value;
-  return ops::full(shape, ops::astype(nuvec::detail::array_from_bytes(&v, {}, float64), dtype, s, loc), s, loc);
-}
 Array zeros(const Shape& shape, DType dtype, StreamOrDevice s, Location loc) {
-  return ops::full(shape, 0.0, dtype, s, loc);
+  return ops::full(shape, array(0, dtype), s, loc);
 }
 Array ones(const Shape& shape, DType dtype, StreamOrDevice s, Location loc) {
-  return ops::full(shape, 1.0, dtype, s, loc);
+  return ops::full(shape, array(1, dtype), s, loc);
 }
 Array zeros_like(const Array& x, StreamOrDevice s, Location loc) {
   if (x.is_failed()) return x;
   return ops::zeros(x.shape(), x.dtype(), s, loc);
 }
+Array zeros_like(const Array& x, DType dtype, StreamOrDevice s, Location loc) {
+  if (x.is_failed()) return x;
+  return ops::zeros(x.shape(), dtype, s, loc);
+}
 Array ones_like(const Array& x, StreamOrDevice s, Location loc) {
   if (x.is_failed()) return x;
   return ops::ones(x.shape(), x.dtype(), s, loc);
 }
-Array full_like(const Array& x, double value, StreamOrDevice s, Location loc) {
+Array ones_like(const Array& x, DType dtype, StreamOrDevice s, Location loc) {
+  if (x.is_failed()) return x;
+  return ops::ones(x.shape(), dtype, s, loc);
+}
+Array full_like(const Array& x, const Array& value, DType dtype, StreamOrDevice s,
+                Location loc) {
+  if (x.is_failed()) return x;
+  return ops::full(x.shape(), value, dtype, s, loc);
+}
+Array full_like(const Array& x, const Array& value, StreamOrDevice s, Location loc) {
   if (x.is_failed()) return x;
   return ops::full(x.shape(), value, x.dtype(), s, loc);
 }
@@ -121,41 +153,97 @@ Array arange(double start, double stop, double step, DType dtype, StreamOrDevice
     return fail(ErrorKind::unsupported_dtype, "arange is not defined for bool", "arange", loc);
   double n = std::ceil((stop - start) / step);
   if (n > 2147483647.0)
-    return fail(ErrorKind::invalid_shape, "the range has too many elements", "arange", loc);
+    return fail(ErrorKind::overflow, "the range has " + std::to_string(static_cast<int64_t>(n)) +
+                " elements, more than the int range", "arange", loc);
   int size = n > 0 ? static_cast<int>(n) : 0;
+  if (size > 0 && is_integer(dtype)) {
+    // MLX steps integers by T(start + step) - T(start) from T(start); the
+    // values must fit the dtype (MLX wraps them silently).
+    double lo = 0, hi = 0;
+    dispatch_dtype(dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (std::is_integral_v<T>) {
+        lo = static_cast<double>(std::numeric_limits<T>::min());
+        hi = static_cast<double>(std::numeric_limits<T>::max());
+      }
+    });
+    double first = std::trunc(start), second = std::trunc(start + step);
+    double last = first + (second - first) * (size - 1);
+    auto fits = [&](double v) { return v >= lo && v <= hi; };
+    auto text = [](double v) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.17g", v);
+      return std::string(buf);
+    };
+    if (!fits(first) || (size > 1 && !fits(second)) || !fits(last))
+      return fail(ErrorKind::overflow,
+                  "values from " + text(first) + " to " + text(last) + " do not fit " +
+                      std::string(dtype_name(dtype)),
+                  "arange", loc);
+  }
   return build1(make<Arange>(start, step, size, dtype), {}, s, "arange", loc);
 }
 Array arange(double start, double stop, double step, StreamOrDevice s, Location loc) {
   return arange(start, stop, step, float32, s, loc);
 }
-Array arange(int stop, StreamOrDevice s, Location loc) {
-  return arange(0.0, double(stop), 1.0, int32, s, loc);
+Array arange(double start, double stop, DType dtype, StreamOrDevice s, Location loc) {
+  return arange(start, stop, 1.0, dtype, s, loc);
+}
+Array arange(double start, double stop, StreamOrDevice s, Location loc) {
+  return arange(start, stop, 1.0, float32, s, loc);
+}
+Array arange(double stop, DType dtype, StreamOrDevice s, Location loc) {
+  return arange(0.0, stop, 1.0, dtype, s, loc);
+}
+Array arange(double stop, StreamOrDevice s, Location loc) {
+  return arange(0.0, stop, 1.0, float32, s, loc);
 }
 Array arange(int start, int stop, int step, StreamOrDevice s, Location loc) {
   return arange(double(start), double(stop), double(step), int32, s, loc);
 }
+Array arange(int start, int stop, StreamOrDevice s, Location loc) {
+  return arange(double(start), double(stop), 1.0, int32, s, loc);
+}
+Array arange(int stop, StreamOrDevice s, Location loc) {
+  return arange(0.0, double(stop), 1.0, int32, s, loc);
+}
 
-Array linspace(double start, double stop, int num, DType dtype, StreamOrDevice s, Location loc) {
+Array linspace(double start, double stop, int num, bool endpoint, DType dtype, StreamOrDevice s,
+               Location loc) {
   if (num < 0)
     return fail(ErrorKind::invalid_argument, "num must be non-negative, got " + std::to_string(num),
                 "linspace", loc);
   if (num == 1) return ops::astype(ops::full({1}, start, float64, s, loc), dtype, s, loc);
-  // As MLX: t = i / (num - 1), then (1 - t) * start + t * stop, computed in
-  // float64 for float64, else float32.
+  // As MLX: t = i / (num - 1) (i / num without the endpoint), then
+  // (1 - t) * start + t * stop, computed in float64 for float64, else
+  // float32.
   DType w = dtype == float64 ? float64 : float32;
-  Array t = ops::divide(ops::arange(0.0, double(num), 1.0, w, s, loc), double(num - 1), s, loc);
+  double den = endpoint ? double(num - 1) : double(num);
+  Array t = ops::divide(ops::arange(0.0, double(num), 1.0, w, s, loc), den, s, loc);
   Array v = ops::add(ops::multiply(ops::subtract(1.0, t, s, loc), start, s, loc),
                      ops::multiply(t, stop, s, loc), s, loc);
   return ops::astype(v, dtype, s, loc);
 }
+Array linspace(double start, double stop, int num, DType dtype, StreamOrDevice s, Location loc) {
+  return ops::linspace(start, stop, num, true, dtype, s, loc);
+}
 
 Array eye(int n, int m, int k, DType dtype, StreamOrDevice s, Location loc) {
-  if (m < 0) m = n;
-  if (n < 0) return fail(ErrorKind::invalid_shape, "n must be non-negative", "eye", loc);
+  if (n < 0 || m < 0)
+    return fail(ErrorKind::invalid_argument,
+                "n and m must not be negative, got " + std::to_string(n) + " and " +
+                    std::to_string(m),
+                "eye", loc);
   Array r = ops::reshape(arange(0, n, 1, s, loc), {n, 1}, s, loc);
   Array c = arange(0, m, 1, s, loc);
   return ops::astype(ops::equal(ops::subtract(c, r, s, loc), k, s, loc), dtype, s, loc);
 }
+Array eye(int n, DType dtype, StreamOrDevice s, Location loc) { return eye(n, n, 0, dtype, s, loc); }
+Array eye(int n, int m, StreamOrDevice s, Location loc) { return eye(n, m, 0, float32, s, loc); }
+Array eye(int n, int m, int k, StreamOrDevice s, Location loc) {
+  return eye(n, m, k, float32, s, loc);
+}
+Array eye(int n, StreamOrDevice s, Location loc) { return eye(n, n, 0, float32, s, loc); }
 Array identity(int n, DType dtype, StreamOrDevice s, Location loc) {
   return eye(n, n, 0, dtype, s, loc);
 }

@@ -9,7 +9,7 @@
 #include "nuvec/ops/ops.h"
 #include "ops/builder.h"
 
-namespace nuvec::ops {
+namespace nuvec::inline ops {
 
 namespace {
 
@@ -115,7 +115,7 @@ Array einsum(const std::string& subscripts, const std::vector<Array>& operands, 
              Location loc) {
   for (const auto& x : operands)
     if (x.is_failed()) return x;
-  auto fail = [&](ErrorKind k, const std::string& m) { return detail::fail(k, m, "einsum", loc); };
+  auto fail = [&](ErrorKind k, const std::string& m) { return impl::fail(k, m, "einsum", loc); };
   std::string spec;
   for (char c : subscripts)
     if (c != ' ') spec += c;

@@ -10,10 +10,10 @@
 #include "nuvec/primitives/shape_ops.h"
 #include "ops/builder.h"
 
-namespace nuvec::ops {
+namespace nuvec::inline ops {
 
-using detail::build1;
-using detail::make;
+using impl::build1;
+using impl::make;
 
 namespace {
 
@@ -89,7 +89,7 @@ std::vector<Array> promote(const std::vector<const Operand*>& ops, const char* o
   for (auto* o : ops) {
     if (check_weak && o->is_scalar() && o->scalar().kind == Scalar::Kind::integer &&
         is_integer(*d) && !int_fits(o->scalar().i, *d)) {
-      out.push_back(detail::fail(
+      out.push_back(impl::fail(
           ErrorKind::invalid_argument,
           "converting " + std::to_string(o->scalar().i) + " to " +
               std::string(dtype_name(*d)) + " would overflow",
@@ -120,7 +120,7 @@ Array binary(const Operand& a, const Operand& b, const StreamOrDevice& s,
              const char* op, Location loc, Widen widen = Widen::none) {
   // Two arrays of one dtype and shape (most ops in vjp rules): nothing to
   // promote, widen or broadcast, so skip building those lists.
-  if (!a.is_scalar() && !b.is_scalar() && !detail::shapeless_tracing()) {
+  if (!a.is_scalar() && !b.is_scalar() && !impl::shapeless_tracing()) {
     const Array& x = a.array();
     const Array& y = b.array();
     DType d = x.dtype();
@@ -135,10 +135,10 @@ Array binary(const Operand& a, const Operand& b, const StreamOrDevice& s,
   if (d != p[0].dtype()) {
     p = {ops::astype(p[0], d, s, loc), ops::astype(p[1], d, s, loc)};
   }
-  if (const Array* f = detail::first_failed(p)) return *f;
+  if (const Array* f = impl::first_failed(p)) return *f;
   auto bc = ops::broadcast_arrays(p, s, loc);
-  if (const Array* f = detail::first_failed(bc)) {
-    return detail::fail(f->error()->kind(), f->error()->message(), op, loc);
+  if (const Array* f = impl::first_failed(bc)) {
+    return impl::fail(f->error()->kind(), f->error()->message(), op, loc);
   }
   return build1(make<P>(), bc, s, op, loc);
 }
@@ -264,12 +264,12 @@ Array floor_divide(const Operand& a, const Operand& b, StreamOrDevice s, Locatio
   return binary<FloorDivide>(a, b, s, "floor_divide", loc);
 }
 
-std::pair<Array, Array> divmod(const Operand& a, const Operand& b, StreamOrDevice s,
-                               Location loc) {
+std::vector<Array> divmod(const Operand& a, const Operand& b, StreamOrDevice s,
+                          Location loc) {
   auto p = promote({&a, &b}, "divmod", loc);
   auto bc = ops::broadcast_arrays(p, s, loc);
-  if (const Array* f = detail::first_failed(bc)) return {*f, *f};
-  auto outs = detail::build(make<DivMod>(), bc, s, "divmod", loc);
+  if (const Array* f = impl::first_failed(bc)) return {*f, *f};
+  auto outs = impl::build(make<DivMod>(), bc, s, "divmod", loc);
   if (outs.size() == 1) return {outs[0], outs[0]};
   return {outs[0], outs[1]};
 }
@@ -280,9 +280,9 @@ Array where(const Operand& condition, const Operand& x, const Operand& y,
                                   : ops::astype(condition.array(), bool_, s, loc);
   auto p = promote({&x, &y}, "where", loc);
   auto bc = ops::broadcast_arrays({c, p[0], p[1]}, s, loc);
-  if (const Array* f = detail::first_failed(bc))
+  if (const Array* f = impl::first_failed(bc))
     return f->error()->op_name() == std::string("broadcast_arrays")
-               ? detail::fail(f->error()->kind(), f->error()->message(), "where", loc)
+               ? impl::fail(f->error()->kind(), f->error()->message(), "where", loc)
                : *f;
   return build1(make<Select>(), bc, s, "where", loc);
 }
@@ -290,7 +290,7 @@ Array where(const Operand& condition, const Operand& x, const Operand& y,
 Array clip(const Array& x, const std::optional<Operand>& a_min,
            const std::optional<Operand>& a_max, StreamOrDevice s, Location loc) {
   if (!a_min && !a_max)
-    return detail::fail(ErrorKind::invalid_argument, "at least one of a_min and a_max is needed",
+    return impl::fail(ErrorKind::invalid_argument, "at least one of a_min and a_max is needed",
                         "clip", loc);
   Array out = x;
   if (a_min) out = ops::maximum(out, *a_min, s, loc);
@@ -346,7 +346,7 @@ Array allclose(const Operand& a, const Operand& b, double rtol, double atol, boo
 Array array_equal(const Operand& a, const Operand& b, bool equal_nan, StreamOrDevice s,
                   Location loc) {
   auto p = promote({&a, &b}, "array_equal", loc);
-  if (const Array* f = detail::first_failed(p)) return *f;
+  if (const Array* f = impl::first_failed(p)) return *f;
   if (p[0].shape() != p[1].shape()) return nuvec::array(false);
   Array eq = ops::equal(p[0], p[1], s, loc);
   if (equal_nan)

@@ -7,44 +7,101 @@
 #include "nuvec/ops/ops.h"
 #include "nuvec/primitives/indexing.h"
 #include "ops/builder.h"
+#include "ops/indexing_impl.h"
 
-namespace nuvec::ops {
+namespace nuvec::inline ops {
 
-using detail::build1;
-using detail::fail;
-using detail::make;
+using impl::build1;
+using impl::fail;
+using impl::make;
 
-Array take(const Array& x, const Array& indices, int axis, StreamOrDevice s, Location loc) {
+namespace {
+
+std::string axis_message(int axis, int ndim) {
+  return "axis " + std::to_string(axis) +
+         " is out of range for an array with " + std::to_string(ndim) +
+         " dimensions";
+}
+
+// MLX's checks of an index array: integers only (bool and floating fail).
+std::optional<Array> check_indices(const Array& idx, const char* op,
+                                   Location loc) {
+  if (idx.dtype() == bool_)
+    return fail(ErrorKind::invalid_argument,
+                "boolean indices are not supported", op, loc);
+  if (!is_integer(idx.dtype()))
+    return fail(
+        ErrorKind::unsupported_dtype,
+        "indices must be integers, got " + std::string(dtype_name(idx.dtype())),
+        op, loc);
+  return std::nullopt;
+}
+
+}  // namespace
+
+Array take(const Array& x, const Array& indices, int axis, StreamOrDevice s,
+           Location loc) {
   if (x.is_failed()) return x;
-  auto a = detail::normalize_axis(axis, x.ndim());
+  if (indices.is_failed()) return indices;
+  auto a = impl::normalize_axis(axis, x.ndim());
   if (!a)
-    return fail(ErrorKind::invalid_axis, "axis " + std::to_string(axis) +
-                                             " is out of range for an array with " +
-                                             std::to_string(x.ndim()) + " dimensions",
+    return fail(ErrorKind::invalid_axis, axis_message(axis, x.ndim()), "take",
+                loc);
+  if (auto bad = check_indices(indices, "take", loc)) return *bad;
+  if (x.shape(*a) == 0 && indices.size() > 0)
+    return fail(ErrorKind::invalid_argument,
+                "cannot take a non-empty selection from an axis of size 0",
                 "take", loc);
   return build1(make<Take>(*a), {x, indices}, s, "take", loc);
 }
 
-Array take(const Array& x, const Array& indices, StreamOrDevice s, Location loc) {
-  return ops::take(ops::reshape(x, {-1}, s, loc), indices, 0, s, loc);
+Array take(const Array& x, const Array& indices, StreamOrDevice s,
+           Location loc) {
+  if (x.is_failed()) return x;
+  return ops::take(ops::reshape(x, impl::flat_shape(x), s, loc), indices, 0, s,
+                   loc);
+}
+
+Array take(const Array& x, int index, int axis, StreamOrDevice s,
+           Location loc) {
+  if (x.is_failed()) return x;
+  auto a = impl::normalize_axis(axis, x.ndim());
+  if (!a)
+    return fail(ErrorKind::invalid_axis, axis_message(axis, x.ndim()), "take",
+                loc);
+  int dim = x.shape(*a);
+  int i = index < 0 ? index + dim : index;
+  if (i < 0 || i >= dim)
+    return fail(ErrorKind::invalid_argument,
+                "index " + std::to_string(index) +
+                    " is out of bounds for axis " + std::to_string(*a) +
+                    " with size " + std::to_string(dim),
+                "take", loc);
+  std::vector<int> start(x.ndim(), 0), stop(x.shape().begin(), x.shape().end());
+  start[*a] = i;
+  stop[*a] = i + 1;
+  Shape out = x.shape();
+  out.erase(out.begin() + *a);
+  return ops::reshape(ops::slice(x, start, stop, {}, s, loc), out, s, loc);
+}
+
+Array take(const Array& x, int index, StreamOrDevice s, Location loc) {
+  if (x.is_failed()) return x;
+  return ops::take(ops::reshape(x, impl::flat_shape(x), s, loc), index, 0, s,
+                   loc);
 }
 
 namespace {
 
-// idx wrapped once when negative and clamped into [0, n), as Take does.
-Array normalized(const Array& idx, int n, const StreamOrDevice& s, Location loc) {
-  Array i = ops::astype(idx, int64, s, loc);
-  Array wrapped = ops::where(ops::less(i, 0, s, loc), ops::add(i, n, s, loc), i, s, loc);
-  return ops::clip(wrapped, Operand(0), Operand(std::max(n - 1, 0)), s, loc);
-}
-
-// sum_k idx_k * stride_k over axes whose sizes are `dims` (row-major).
+// sum_k idx_k * stride_k over axes whose sizes are `dims` (row-major), each
+// index wrapped once and clamped into its axis as Take does.
 Array linear_index(const std::vector<Array>& idx, const std::vector<int>& dims,
                    const StreamOrDevice& s, Location loc) {
   Array lin;
   int64_t stride = 1;
   for (size_t k = idx.size(); k-- > 0;) {
-    Array term = ops::multiply(normalized(idx[k], dims[k], s, loc), stride, s, loc);
+    Array term = ops::multiply(
+        impl::wrap_clamp(idx[k], dims[k], dims[k] - 1, s, loc), stride, s, loc);
     lin = k + 1 == idx.size() ? term : ops::add(lin, term, s, loc);
     stride *= dims[k];
   }
@@ -53,24 +110,28 @@ Array linear_index(const std::vector<Array>& idx, const std::vector<int>& dims,
 
 }  // namespace
 
-Array take_along_axis(const Array& x, const Array& indices, int axis, StreamOrDevice s,
-                      Location loc) {
+Array take_along_axis(const Array& x, const Array& indices, int axis,
+                      StreamOrDevice s, Location loc) {
+  const char* op = "take_along_axis";
   if (x.is_failed()) return x;
   if (indices.is_failed()) return indices;
-  auto a = detail::normalize_axis(axis, x.ndim());
-  if (!a || indices.ndim() != x.ndim())
-    return fail(a ? ErrorKind::shape_mismatch : ErrorKind::invalid_axis,
-                a ? "indices must have the array's rank" : "axis out of range",
-                "take_along_axis", loc);
-  if (!is_integer(indices.dtype()))
-    return fail(ErrorKind::unsupported_dtype, "indices must be integers", "take_along_axis", loc);
+  auto a = impl::normalize_axis(axis, x.ndim());
+  if (!a)
+    return fail(ErrorKind::invalid_axis, axis_message(axis, x.ndim()), op, loc);
+  if (indices.ndim() != x.ndim())
+    return fail(ErrorKind::shape_mismatch,
+                "indices of dimension " + std::to_string(indices.ndim()) +
+                    " do not match an array of dimension " +
+                    std::to_string(x.ndim()),
+                op, loc);
+  if (auto bad = check_indices(indices, op, loc)) return *bad;
   // Broadcast the other axes, then gather from the flattened array at
   // sum_d grid_d * stride_d + idx * stride_axis.
   Shape xs = x.shape(), is = indices.shape();
   xs[*a] = 1;
   is[*a] = 1;
-  auto b = broadcast_shapes(xs, is);
-  if (!b) return fail(b.error().kind(), b.error().message(), "take_along_axis", loc);
+  auto b = try_broadcast_shapes(xs, is);
+  if (!b) return fail(b.error().kind(), b.error().message(), op, loc);
   Shape xshape = *b, ishape = *b;
   xshape[*a] = x.shape(*a);
   ishape[*a] = indices.shape(*a);
@@ -83,12 +144,13 @@ Array take_along_axis(const Array& x, const Array& indices, int axis, StreamOrDe
     } else {
       Shape g(static_cast<size_t>(x.ndim()), 1);
       g[d] = ishape[d];
-      parts.push_back(ops::broadcast_to(ops::reshape(ops::arange(ishape[d], s, loc), g, s, loc),
-                                        ishape, s, loc));
+      parts.push_back(ops::broadcast_to(
+          ops::reshape(ops::arange(ishape[d], s, loc), g, s, loc), ishape, s,
+          loc));
     }
     dims.push_back(xshape[d]);
   }
-  return ops::take(ops::reshape(xb, {-1}, s, loc), linear_index(parts, dims, s, loc), 0, s, loc);
+  return impl::take_flat(xb, linear_index(parts, dims, s, loc), op, s, loc);
 }
 
 namespace {
@@ -112,19 +174,25 @@ Array index(const Array& x, const std::vector<Index>& idx, StreamOrDevice s) {
   int consumed = 0, ellipses = 0;
   bool advanced = false;
   for (const auto& e : idx) {
-    consumed += e.kind() == Index::Kind::integer || e.kind() == Index::Kind::slice ||
+    consumed += e.kind() == Index::Kind::integer ||
+                e.kind() == Index::Kind::slice ||
                 e.kind() == Index::Kind::array;
     ellipses += e.kind() == Index::Kind::ellipsis;
     advanced |= e.kind() == Index::Kind::array;
-    if (e.kind() == Index::Kind::array && e.array().is_failed()) return e.array();
+    if (e.kind() == Index::Kind::array && e.array().is_failed())
+      return e.array();
     if (e.kind() == Index::Kind::slice && e.slice().step == 0)
-      return fail(ErrorKind::invalid_argument, "slice step cannot be 0", "index", loc);
+      return fail(ErrorKind::invalid_argument, "slice step cannot be 0",
+                  "index", loc);
   }
-  if (ellipses > 1) return fail(ErrorKind::invalid_argument, "an index can only have one ellipsis", "index", loc);
+  if (ellipses > 1)
+    return fail(ErrorKind::invalid_argument,
+                "an index can only have one ellipsis", "index", loc);
   if (consumed > x.ndim())
     return fail(ErrorKind::invalid_argument,
-                "too many indices (" + std::to_string(consumed) + ") for an array with " +
-                    std::to_string(x.ndim()) + " dimensions",
+                "too many indices (" + std::to_string(consumed) +
+                    ") for an array with " + std::to_string(x.ndim()) +
+                    " dimensions",
                 "index", loc);
   // Expand the ellipsis (or pad at the end) into full slices.
   std::vector<Index> e;
@@ -133,10 +201,12 @@ Array index(const Array& x, const std::vector<Index>& idx, StreamOrDevice s) {
       e.push_back(v);
       continue;
     }
-    for (int k = consumed; k < x.ndim(); ++k) e.emplace_back(nuvec::slice(), loc);
+    for (int k = consumed; k < x.ndim(); ++k)
+      e.emplace_back(nuvec::slice(), loc);
   }
   if (!ellipses)
-    for (int k = consumed; k < x.ndim(); ++k) e.emplace_back(nuvec::slice(), loc);
+    for (int k = consumed; k < x.ndim(); ++k)
+      e.emplace_back(nuvec::slice(), loc);
   // Basic part: slice every axis (integers take one element) and insert the
   // new axes; each entry becomes one axis of y.
   std::vector<int> start, stop, step;
@@ -149,8 +219,9 @@ Array index(const Array& x, const std::vector<Index>& idx, StreamOrDevice s) {
       int i = v.integer() < 0 ? v.integer() + dim : v.integer();
       if (i < 0 || i >= dim)
         return fail(ErrorKind::out_of_range,
-                    "index " + std::to_string(v.integer()) + " is out of bounds for axis " +
-                        std::to_string(ax - 1) + " with size " + std::to_string(dim),
+                    "index " + std::to_string(v.integer()) +
+                        " is out of bounds for axis " + std::to_string(ax - 1) +
+                        " with size " + std::to_string(dim),
                     "index", loc);
       b = i, en = i + 1;
     } else if (v.kind() == Index::Kind::slice) {
@@ -162,12 +233,14 @@ Array index(const Array& x, const std::vector<Index>& idx, StreamOrDevice s) {
   Array y = ops::slice(x, start, stop, step, s, loc);
   Shape with_new;
   ax = 0;
-  for (const auto& v : e) with_new.push_back(v.kind() == Index::Kind::newaxis ? 1 : y.shape(ax++));
+  for (const auto& v : e)
+    with_new.push_back(v.kind() == Index::Kind::newaxis ? 1 : y.shape(ax++));
   y = ops::reshape(y, with_new, s, loc);
   if (!advanced) {  // drop the integer-indexed axes
     Shape out;
     for (size_t k = 0; k < e.size(); ++k)
-      if (e[k].kind() != Index::Kind::integer) out.push_back(y.shape(static_cast<int>(k)));
+      if (e[k].kind() != Index::Kind::integer)
+        out.push_back(y.shape(static_cast<int>(k)));
     return ops::reshape(y, out, s, loc);
   }
   // Advanced: integers are 0-d index arrays (already one element wide).
@@ -188,15 +261,23 @@ Array index(const Array& x, const std::vector<Index>& idx, StreamOrDevice s) {
     }
   }
   auto bc = ops::broadcast_arrays(arrays, s, loc);
-  if (const Array* f = detail::first_failed(bc))
+  if (const Array* f = impl::first_failed(bc))
     return fail(f->error()->kind(), f->error()->message(), "index", loc);
   std::vector<int> perm(adv), dims;
   perm.insert(perm.end(), rest.begin(), rest.end());
-  Shape flat{-1};
-  for (int k : adv) dims.push_back(y.shape(k));
+  // The indexed axes merge into the first (sized explicitly: -1 cannot be
+  // inferred when another axis is empty).
+  int64_t merged = 1;
+  for (int k : adv) dims.push_back(y.shape(k)), merged *= y.shape(k);
+  if (merged > 2147483647)
+    return fail(ErrorKind::overflow,
+                "the indexed axes have more than 2^31 - 1 elements", "index",
+                loc);
+  Shape flat{static_cast<int>(merged)};
   for (int k : rest) flat.push_back(y.shape(k));
   Array yt = ops::reshape(ops::transpose(y, perm, s, loc), flat, s, loc);
-  Array out = ops::take(yt, linear_index(bc, dims, s, loc), 0, s, loc);
+  Array out = build1(make<Take>(0), {yt, linear_index(bc, dims, s, loc)}, s,
+                     "index", loc);
   // Adjacent advanced entries keep their place (NumPy's rule).
   bool adjacent = adv.back() - adv.front() + 1 == static_cast<int>(adv.size());
   if (!adjacent || adv.front() == 0 || out.is_failed()) return out;
@@ -208,16 +289,19 @@ Array index(const Array& x, const std::vector<Index>& idx, StreamOrDevice s) {
   return ops::transpose(out, order, s, loc);
 }
 
-}  // namespace nuvec::ops
+}  // namespace nuvec::inline ops
 
 namespace nuvec {
 
 Array Array::i(const Index& a) const { return ops::index(*this, {a}); }
-Array Array::i(const Index& a, const Index& b) const { return ops::index(*this, {a, b}); }
+Array Array::i(const Index& a, const Index& b) const {
+  return ops::index(*this, {a, b});
+}
 Array Array::i(const Index& a, const Index& b, const Index& c) const {
   return ops::index(*this, {a, b, c});
 }
-Array Array::i(const Index& a, const Index& b, const Index& c, const Index& d) const {
+Array Array::i(const Index& a, const Index& b, const Index& c,
+               const Index& d) const {
   return ops::index(*this, {a, b, c, d});
 }
 Array Array::i(const Index& a, const Index& b, const Index& c, const Index& d,

@@ -1,4 +1,5 @@
 #include "nuvec/ops/join.h"
+#include <algorithm>
 
 #include "nuvec/ops/creation.h"
 #include "nuvec/ops/elementwise.h"
@@ -7,11 +8,11 @@
 #include "ops/axis_slice.h"
 #include "ops/builder.h"
 
-namespace nuvec::ops {
+namespace nuvec::inline ops {
 
-using detail::build1;
-using detail::fail;
-using detail::make;
+using impl::build1;
+using impl::fail;
+using impl::make;
 
 namespace {
 
@@ -28,14 +29,14 @@ Array flat(const Array& x, const StreamOrDevice& s, Location loc) {
 
 Array concatenate(const std::vector<Array>& arrays, int axis, StreamOrDevice s, Location loc) {
   if (arrays.empty()) return fail(ErrorKind::invalid_argument, "no arrays to concatenate", "concatenate", loc);
-  if (const Array* f = detail::first_failed(arrays)) return *f;
+  if (const Array* f = impl::first_failed(arrays)) return *f;
   if (arrays.size() == 1) return arrays[0];  // as MLX, whatever the axis
   DType dt = arrays[0].dtype();
   for (const Array& a : arrays) dt = promote_types(dt, a.dtype());
   std::vector<Array> in;
   for (const Array& a : arrays) in.push_back(ops::astype(a, dt, s, loc));
   int nd = arrays[0].ndim();
-  auto a = detail::normalize_axis(axis, nd);
+  auto a = impl::normalize_axis(axis, nd);
   return build1(make<Concatenate>(a ? *a : axis), std::move(in), s, "concatenate", loc);
 }
 Array concatenate(const std::vector<Array>& arrays, StreamOrDevice s, Location loc) {
@@ -46,12 +47,12 @@ Array concatenate(const std::vector<Array>& arrays, StreamOrDevice s, Location l
 
 Array stack(const std::vector<Array>& arrays, int axis, StreamOrDevice s, Location loc) {
   if (arrays.empty()) return fail(ErrorKind::invalid_argument, "no arrays to stack", "stack", loc);
-  if (const Array* f = detail::first_failed(arrays)) return *f;
+  if (const Array* f = impl::first_failed(arrays)) return *f;
   const Shape& shape = arrays[0].shape();
   for (const Array& a : arrays)
     if (a.shape() != shape)
       return fail(ErrorKind::shape_mismatch, "all arrays must have the same shape to stack", "stack", loc);
-  auto ax = detail::normalize_axis(axis, arrays[0].ndim() + 1);
+  auto ax = impl::normalize_axis(axis, arrays[0].ndim() + 1);
   if (!ax) return fail(ErrorKind::invalid_axis, axis_message(axis, arrays[0].ndim() + 1), "stack", loc);
   std::vector<Array> in;
   for (const Array& a : arrays) in.push_back(ops::expand_dims(a, Axes(*ax), s, loc));
@@ -61,7 +62,7 @@ Array stack(const std::vector<Array>& arrays, int axis, StreamOrDevice s, Locati
 
 std::vector<Array> split(const Array& x, int sections, int axis, StreamOrDevice s, Location loc) {
   if (x.is_failed()) return {x};
-  auto a = detail::normalize_axis(axis, x.ndim());
+  auto a = impl::normalize_axis(axis, x.ndim());
   if (!a) return {fail(ErrorKind::invalid_axis, axis_message(axis, x.ndim()), "split", loc)};
   if (sections <= 0)
     return {fail(ErrorKind::invalid_argument,
@@ -75,28 +76,28 @@ std::vector<Array> split(const Array& x, int sections, int axis, StreamOrDevice 
                  "split", loc)};
   std::vector<Array> out;
   int w = n / sections;
-  for (int i = 0; i < sections; ++i) out.push_back(detail::slice_axis(x, *a, i * w, (i + 1) * w, s, loc));
+  for (int i = 0; i < sections; ++i) out.push_back(impl::slice_axis(x, *a, i * w, (i + 1) * w, s, loc));
   return out;
 }
 
 std::vector<Array> split(const Array& x, const std::vector<int>& indices, int axis, StreamOrDevice s,
                          Location loc) {
   if (x.is_failed()) return {x};
-  auto a = detail::normalize_axis(axis, x.ndim());
+  auto a = impl::normalize_axis(axis, x.ndim());
   if (!a) return {fail(ErrorKind::invalid_axis, axis_message(axis, x.ndim()), "split", loc)};
   std::vector<Array> out;
   int start = 0;
   for (int idx : indices) {
-    out.push_back(detail::slice_axis(x, *a, start, idx, s, loc));
+    out.push_back(impl::slice_axis(x, *a, start, idx, s, loc));
     start = idx;
   }
-  out.push_back(detail::slice_axis(x, *a, start, x.shape()[*a], s, loc));
+  out.push_back(impl::slice_axis(x, *a, start, x.shape()[*a], s, loc));
   return out;
 }
 
 Array repeat(const Array& x, int repeats, int axis, StreamOrDevice s, Location loc) {
   if (x.is_failed()) return x;
-  auto a = detail::normalize_axis(axis, x.ndim());
+  auto a = impl::normalize_axis(axis, x.ndim());
   if (!a) return fail(ErrorKind::invalid_axis, axis_message(axis, x.ndim()), "repeat", loc);
   if (repeats < 0)
     return fail(ErrorKind::invalid_argument,
@@ -106,7 +107,9 @@ Array repeat(const Array& x, int repeats, int axis, StreamOrDevice s, Location l
   Shape b = e.shape();
   b[*a + 1] = repeats;
   Shape out = x.shape();
-  out[*a] *= repeats;
+  auto len = checked_dim(__int128(out[*a]) * repeats, "output length");
+  if (!len) return fail(len.error().kind(), len.error().message(), "repeat", loc);
+  out[*a] = *len;
   return ops::reshape(ops::broadcast_to(e, b, s, loc), out, s, loc);
 }
 Array repeat(const Array& x, int repeats, StreamOrDevice s, Location loc) {
@@ -126,7 +129,9 @@ Array tile(const Array& x, std::vector<int> reps, StreamOrDevice s, Location loc
   for (size_t d = 0; d < nd; ++d) {
     inter.insert(inter.end(), {1, shape[d]});
     bcast.insert(bcast.end(), {reps[d], shape[d]});
-    out.push_back(reps[d] * shape[d]);
+    auto len = checked_dim(__int128(reps[d]) * shape[d], "output length");
+    if (!len) return fail(len.error().kind(), len.error().message(), "tile", loc);
+    out.push_back(*len);
   }
   Array r = ops::reshape(x, inter, s, loc);
   return ops::reshape(ops::broadcast_to(r, bcast, s, loc), out, s, loc);
@@ -134,14 +139,14 @@ Array tile(const Array& x, std::vector<int> reps, StreamOrDevice s, Location loc
 
 Array roll(const Array& x, int shift, int axis, StreamOrDevice s, Location loc) {
   if (x.is_failed()) return x;
-  auto a = detail::normalize_axis(axis, x.ndim());
+  auto a = impl::normalize_axis(axis, x.ndim());
   if (!a) return fail(ErrorKind::invalid_axis, axis_message(axis, x.ndim()), "roll", loc);
   int n = x.shape()[*a];
   if (n == 0) return x;
   int k = static_cast<int>(((int64_t(shift) % n) + n) % n);
   if (k == 0) return x;
-  return ops::concatenate({detail::slice_axis(x, *a, n - k, n, s, loc),
-                           detail::slice_axis(x, *a, 0, n - k, s, loc)},
+  return ops::concatenate({impl::slice_axis(x, *a, n - k, n, s, loc),
+                           impl::slice_axis(x, *a, 0, n - k, s, loc)},
                           *a, s, loc);
 }
 Array roll(const Array& x, int shift, StreamOrDevice s, Location loc) {
@@ -160,13 +165,33 @@ Array roll(const Array& x, const std::vector<int>& shifts, const std::vector<int
   for (size_t i = 0; i < axes.size(); ++i) r = ops::roll(r, shifts[i], axes[i], s, loc);
   return r;
 }
+// MLX's other forms: one shift for several axes; several shifts summed
+// along one axis or the flattened array.
+Array roll(const Array& x, int shift, const std::vector<int>& axes, StreamOrDevice s,
+           Location loc) {
+  return ops::roll(x, std::vector<int>(axes.size(), shift), axes, s, loc);
+}
+Array roll(const Array& x, const std::vector<int>& shifts, int axis, StreamOrDevice s,
+           Location loc) {
+  int64_t total = 0;
+  for (int v : shifts) total += v;
+  int64_t n = x.ndim() > 0 && impl::normalize_axis(axis, x.ndim()) ? x.shape(axis) : 1;
+  return ops::roll(x, static_cast<int>(n > 0 ? total % n : 0), axis, s, loc);
+}
+Array roll(const Array& x, const std::vector<int>& shifts, StreamOrDevice s, Location loc) {
+  int64_t total = 0;
+  for (int v : shifts) total += v;
+  int64_t n = std::max<int64_t>(x.size(), 1);
+  return ops::roll(x, static_cast<int>(total % n), s, loc);
+}
 
 Array tri(int n, int m, int k, DType dtype, StreamOrDevice s, Location loc) {
-  if (m < 0) m = n;
-  if (n < 0) return fail(ErrorKind::invalid_shape, "n must be non-negative, got " + std::to_string(n), "tri", loc);
-  Array rows = ops::reshape(ops::arange(0, n, 1, s, loc), {n, 1}, s, loc);
-  Array cols = ops::arange(0, m, 1, s, loc);
-  return ops::astype(ops::less_equal(ops::subtract(cols, rows, s, loc), k, s, loc), dtype, s, loc);
+  Array rows = ops::expand_dims(ops::arange(n, s, loc), 1, s, loc);
+  Array cols = ops::expand_dims(ops::arange(-k, m - k, s, loc), 0, s, loc);
+  return ops::astype(ops::greater_equal(rows, cols, s, loc), dtype, s, loc);
+}
+Array tri(int n, DType dtype, StreamOrDevice s, Location loc) {
+  return ops::tri(n, n, 0, dtype, s, loc);
 }
 
 namespace {

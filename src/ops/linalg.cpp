@@ -9,11 +9,11 @@
 #include "nuvec/primitives/linalg.h"
 #include "ops/builder.h"
 
-namespace nuvec::ops {
+namespace nuvec::inline ops {
 
-using detail::build1;
-using detail::fail;
-using detail::make;
+using impl::build1;
+using impl::fail;
+using impl::make;
 
 namespace {
 
@@ -62,7 +62,7 @@ std::optional<Array> prepare(const Array& a, const Array& b, DType d, const char
   }
   Shape bx(p.x.shape().begin(), p.x.shape().end() - 2);
   Shape by(p.y.shape().begin(), p.y.shape().end() - 2);
-  auto batch = broadcast_shapes(bx, by);
+  auto batch = try_broadcast_shapes(bx, by);
   if (!batch) return fail(batch.error().kind(), batch.error().message(), op, loc);
   p.batch = *batch;
   p.x = ops::broadcast_to(p.x, p.with(p.x.shape(-2), kx), s, loc);
@@ -120,8 +120,8 @@ Array addmm_composite(const Array& c, const Array& a, const Array& b, float alph
   Array p = ops::matmul(ops::astype(a, d, s, loc), ops::astype(b, d, s, loc), s, loc);
   if (alpha != 1.0f) p = ops::multiply(p, alpha, s, loc);
   if (beta == 0.0f) {
-    auto shape = ops::broadcast_shapes(p.shape(), c.shape());
-    if (!shape) return detail::fail(shape.error().kind(), shape.error().message(), "addmm", loc);
+    auto shape = ops::try_broadcast_shapes(p.shape(), c.shape());
+    if (!shape) return impl::fail(shape.error().kind(), shape.error().message(), "addmm", loc);
     return ops::astype(ops::broadcast_to(p, *shape, s, loc), promote_types(p.dtype(), c.dtype()),
                        s, loc);
   }
@@ -149,8 +149,8 @@ Array addmm(const Array& c, const Array& a, const Array& b, float alpha, float b
   Product p;
   if (auto failed = prepare(a, b, d, "addmm", s, loc, p)) return *failed;
   if (c.is_failed()) return c;
-  auto shape = ops::broadcast_shapes(p.shown(), c.shape());
-  if (!shape) return detail::fail(shape.error().kind(), shape.error().message(), "addmm", loc);
+  auto shape = ops::try_broadcast_shapes(p.shown(), c.shape());
+  if (!shape) return impl::fail(shape.error().kind(), shape.error().message(), "addmm", loc);
   if (beta == 0.0f || *shape != p.shown()) return addmm_composite(c, a, b, alpha, beta, d, s, loc);
   // The composite computes c * beta in c's own dtype; AddMM scales in d.
   // So a c of another dtype is scaled first, as the composite does, and

@@ -45,9 +45,9 @@ Array Array::argmin(Location loc) const { return ops::argmin(*this, false, {}, l
 Array Array::argmin(int axis, bool keepdims, Location loc) const {
   return ops::argmin(*this, axis, keepdims, {}, loc);
 }
-Array Array::softmax(Location loc) const { return ops::softmax(*this, {}, loc); }
+Array Array::softmax(Location loc) const { return ops::softmax(*this, false, {}, loc); }
 Array Array::softmax(const Axes& axes, Location loc) const {
-  return ops::softmax(*this, axes, {}, loc);
+  return ops::softmax(*this, axes, false, {}, loc);
 }
 Array Array::astype(DType dtype, Location loc) const { return ops::astype(*this, dtype, {}, loc); }
 Array Array::view(DType dtype, Location loc) const { return ops::view(*this, dtype, {}, loc); }

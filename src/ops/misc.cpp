@@ -2,10 +2,12 @@
 // slices, joins, broadcasts and matmul.
 #include "nuvec/ops/misc.h"
 
+#include <algorithm>
 #include <numeric>
 
 #include "nuvec/ops/creation.h"
 #include "nuvec/ops/elementwise.h"
+#include "nuvec/ops/indexing.h"
 #include "nuvec/ops/join.h"
 #include "nuvec/ops/linalg.h"
 #include "nuvec/ops/reduce.h"
@@ -13,9 +15,9 @@
 #include "ops/axis_slice.h"
 #include "ops/builder.h"
 
-namespace nuvec::ops {
+namespace nuvec::inline ops {
 
-using detail::fail;
+using impl::fail;
 
 namespace {
 
@@ -26,57 +28,124 @@ Shape with_dim(Shape s, int axis, int v) {
 
 }  // namespace
 
-Array pad(const Array& x, const std::vector<std::pair<int, int>>& pad_width, PadMode mode,
-          const Array& constant_value, StreamOrDevice s, Location loc) {
+namespace {
+
+// The source positions of a padded axis of length n: positions -lo .. n +
+// hi - 1 mapped into 0 .. n - 1 by the mode.
+std::vector<int32_t> pad_positions(int n, int lo, int hi, const std::string& mode) {
+  std::vector<int32_t> out;
+  out.reserve(static_cast<size_t>(n) + lo + hi);
+  int64_t period = mode == "reflect" ? 2 * int64_t(n - 1) : 2 * int64_t(n);
+  for (int64_t j = -lo; j < int64_t(n) + hi; ++j) {
+    int64_t i;
+    if (mode == "edge") {
+      i = std::clamp<int64_t>(j, 0, n - 1);
+    } else if (period == 0) {
+      i = 0;
+    } else {
+      int64_t m = ((j % period) + period) % period;
+      i = m < n ? m : (mode == "reflect" ? period - m : period - 1 - m);
+    }
+    out.push_back(static_cast<int32_t>(i));
+  }
+  return out;
+}
+
+}  // namespace
+
+Array pad(const Array& x, const std::vector<int>& axes, const Shape& low_pad_size,
+          const Shape& high_pad_size, const Array& pad_value, const std::string& mode,
+          StreamOrDevice s, Location loc) {
   if (x.is_failed()) return x;
-  if (constant_value.is_failed()) return constant_value;
-  std::vector<std::pair<int, int>> pw = pad_width;
-  if (pw.size() == 1) pw.assign(static_cast<size_t>(x.ndim()), pad_width[0]);
-  if (static_cast<int>(pw.size()) != x.ndim())
+  if (pad_value.is_failed()) return pad_value;
+  if (axes.size() != low_pad_size.size() || axes.size() != high_pad_size.size())
     return fail(ErrorKind::invalid_argument,
-                "Invalid number of padding sizes passed to pad with axes of size " +
-                    std::to_string(x.ndim()),
+                "axes, low_pad_size and high_pad_size must have one entry each per axis",
                 "pad", loc);
-  for (auto [lo, hi] : pw)
+  if (mode != "constant" && mode != "edge" && mode != "reflect" && mode != "symmetric")
+    return fail(ErrorKind::invalid_argument,
+                "invalid mode \"" + mode +
+                    "\" (\"constant\", \"edge\", \"reflect\" or \"symmetric\")",
+                "pad", loc);
+  std::vector<std::pair<int, int>> pw(static_cast<size_t>(x.ndim()), {0, 0});
+  for (size_t i = 0; i < axes.size(); ++i) {
+    auto a = impl::normalize_axis(axes[i], x.ndim());
+    if (!a)
+      return fail(ErrorKind::invalid_axis,
+                  "axis " + std::to_string(axes[i]) + " is out of range for an array with " +
+                      std::to_string(x.ndim()) + " dimensions",
+                  "pad", loc);
+    int lo = low_pad_size[i], hi = high_pad_size[i];
     if (lo < 0 || hi < 0)
       return fail(ErrorKind::invalid_argument,
-                  "Invalid padding size (" + std::to_string(lo) + ", " + std::to_string(hi) +
-                      ") passed to pad; padding sizes must be non-negative",
+                  "invalid padding size (" + std::to_string(lo) + ", " + std::to_string(hi) +
+                      "): padding sizes must be non-negative",
                   "pad", loc);
-  if (mode == PadMode::constant && constant_value.size() != 1)
-    return fail(ErrorKind::invalid_argument, "the constant value must be a scalar", "pad", loc);
+    if (int64_t(x.shape(*a)) + lo + hi > 2147483647)
+      return fail(ErrorKind::overflow,
+                  "padded length " + std::to_string(int64_t(x.shape(*a)) + lo + hi) +
+                      " exceeds the int range",
+                  "pad", loc);
+    pw[static_cast<size_t>(*a)] = {lo, hi};
+  }
+  if (mode == "constant" && pad_value.size() != 1)
+    return fail(ErrorKind::invalid_argument, "the pad value must be a scalar", "pad", loc);
   Array y = x;
   for (int a = 0; a < x.ndim(); ++a) {
     auto [lo, hi] = pw[static_cast<size_t>(a)];
     if (lo == 0 && hi == 0) continue;
     int n = y.shape(a);
+    if (mode != "constant") {
+      if (n == 0)
+        return fail(ErrorKind::invalid_argument,
+                    "cannot " + mode + "-pad axis " + std::to_string(a) + " of size 0", "pad",
+                    loc);
+      auto pos = pad_positions(n, lo, hi, mode);
+      Array idx = array(pos.data(), {static_cast<int>(pos.size())});
+      y = ops::take(y, idx, a, s, loc);
+      continue;
+    }
     std::vector<Array> parts;
-    auto block = [&](int width, bool first) {
-      Shape bs = with_dim(y.shape(), a, width);
-      if (mode == PadMode::constant)
-        return ops::full(bs, ops::reshape(constant_value, {}, s, loc), x.dtype(), s, loc);
-      Array edge = detail::slice_axis(y, a, first ? 0 : n - 1, first ? 1 : n, s, loc);
-      return ops::broadcast_to(edge, bs, s, loc);
+    auto block = [&](int width) {
+      return ops::full(with_dim(y.shape(), a, width), ops::reshape(pad_value, {}, s, loc),
+                       x.dtype(), s, loc);
     };
-    if (mode == PadMode::edge && n == 0)
-      return fail(ErrorKind::invalid_argument,
-                  "cannot edge-pad axis " + std::to_string(a) + " of size 0", "pad", loc);
-    if (lo > 0) parts.push_back(block(lo, true));
+    if (lo > 0) parts.push_back(block(lo));
     parts.push_back(y);
-    if (hi > 0) parts.push_back(block(hi, false));
+    if (hi > 0) parts.push_back(block(hi));
     y = ops::concatenate(parts, a, s, loc);
   }
   return y;
 }
 
-Array pad(const Array& x, const std::vector<std::pair<int, int>>& pad_width, PadMode mode,
-          double constant_value, StreamOrDevice s, Location loc) {
-  return pad(x, pad_width, mode, ops::full({}, constant_value, float64, s, loc), s, loc);
+Array pad(const Array& x, const std::vector<std::pair<int, int>>& pad_width,
+          const Array& pad_value, const std::string& mode, StreamOrDevice s, Location loc) {
+  if (x.is_failed()) return x;
+  std::vector<std::pair<int, int>> pw = pad_width;
+  if (pw.size() == 1) pw.assign(static_cast<size_t>(x.ndim()), pad_width[0]);
+  if (static_cast<int>(pw.size()) != x.ndim())
+    return fail(ErrorKind::invalid_argument,
+                std::to_string(pad_width.size()) + " padding pairs given for an array with " +
+                    std::to_string(x.ndim()) + " dimensions",
+                "pad", loc);
+  std::vector<int> axes;
+  Shape lo, hi;
+  for (int a = 0; a < x.ndim(); ++a) {
+    axes.push_back(a);
+    lo.push_back(pw[static_cast<size_t>(a)].first);
+    hi.push_back(pw[static_cast<size_t>(a)].second);
+  }
+  return ops::pad(x, axes, lo, hi, pad_value, mode, s, loc);
 }
 
-Array pad(const Array& x, int pad_width, PadMode mode, double constant_value,
+Array pad(const Array& x, const std::pair<int, int>& pad_width, const Array& pad_value,
+          const std::string& mode, StreamOrDevice s, Location loc) {
+  return ops::pad(x, std::vector<std::pair<int, int>>{pad_width}, pad_value, mode, s, loc);
+}
+
+Array pad(const Array& x, int pad_width, const Array& pad_value, const std::string& mode,
           StreamOrDevice s, Location loc) {
-  return pad(x, {{pad_width, pad_width}}, mode, constant_value, s, loc);
+  return ops::pad(x, std::pair<int, int>{pad_width, pad_width}, pad_value, mode, s, loc);
 }
 
 Array diagonal(const Array& x, int offset, int axis1, int axis2, StreamOrDevice s,
@@ -86,7 +155,7 @@ Array diagonal(const Array& x, int offset, int axis1, int axis2, StreamOrDevice 
     return fail(ErrorKind::invalid_shape,
                 "Array must have at least two dimensions, got " + std::to_string(x.ndim()),
                 "diagonal", loc);
-  auto a1 = detail::normalize_axis(axis1, x.ndim()), a2 = detail::normalize_axis(axis2, x.ndim());
+  auto a1 = impl::normalize_axis(axis1, x.ndim()), a2 = impl::normalize_axis(axis2, x.ndim());
   if (!a1 || !a2)
     return fail(ErrorKind::invalid_axis,
                 "axis1 " + std::to_string(axis1) + " or axis2 " + std::to_string(axis2) +
@@ -135,7 +204,7 @@ Array diag(const Array& x, int k, StreamOrDevice s, Location loc) {
                     " dimensions",
                 "diag", loc);
   int ak = k < 0 ? -k : k, n = x.shape(0) + ak;
-  Array v = ops::pad(x, {{0, ak}}, PadMode::constant, 0.0, s, loc);
+  Array v = ops::pad(x, {{0, ak}}, array(0), "constant", s, loc);
   v = ops::reshape(v, k >= 0 ? Shape{n, 1} : Shape{1, n}, s, loc);
   Array mask = ops::eye(n, n, k, bool_, s, loc);
   return ops::where(mask, v, ops::zeros({}, x.dtype(), s, loc), s, loc);
@@ -143,7 +212,7 @@ Array diag(const Array& x, int k, StreamOrDevice s, Location loc) {
 
 std::vector<Array> meshgrid(const std::vector<Array>& arrays, bool sparse,
                             const std::string& indexing, StreamOrDevice s, Location loc) {
-  if (auto* f = detail::first_failed(arrays)) return {*f};
+  if (auto* f = impl::first_failed(arrays)) return {*f};
   if (indexing != "xy" && indexing != "ij")
     return {fail(ErrorKind::invalid_argument,
                  "Invalid indexing value '" + indexing + "'. Valid values are 'xy' and 'ij'.",
@@ -192,8 +261,8 @@ Array tensordot(const Array& a, const Array& b, const std::vector<int>& axes_a,
                 op, loc);
   std::vector<int> xa, xb;
   for (size_t i = 0; i < axes_a.size(); ++i) {
-    auto p = detail::normalize_axis(axes_a[i], a.ndim());
-    auto q = detail::normalize_axis(axes_b[i], b.ndim());
+    auto p = impl::normalize_axis(axes_a[i], a.ndim());
+    auto q = impl::normalize_axis(axes_b[i], b.ndim());
     if (!p || !q)
       return fail(ErrorKind::invalid_axis, "contraction axis out of range", op, loc);
     if (a.shape(*p) != b.shape(*q))

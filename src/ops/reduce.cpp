@@ -6,11 +6,11 @@
 #include "nuvec/primitives/reduce.h"
 #include "ops/builder.h"
 
-namespace nuvec::ops {
+namespace nuvec::inline ops {
 
-using detail::build1;
-using detail::fail;
-using detail::make;
+using impl::build1;
+using impl::fail;
+using impl::make;
 
 namespace {
 
@@ -30,7 +30,7 @@ Array finish(const Array& r, const std::vector<int>& axes, bool keepdims,
 Array reduce(const Array& x, const Axes& axes, bool keepdims, Reduce::Type type,
              const StreamOrDevice& s, const char* op, Location loc) {
   if (x.is_failed()) return x;
-  auto ax = detail::normalize_axes(axes.list(), x.ndim());
+  auto ax = impl::normalize_axes(axes.list(), x.ndim());
   if (!ax) return fail(ax.error().kind(), ax.error().message(), op, loc);
   if (ax->empty()) {  // nothing to reduce: MLX returns the input (all/any as bool)
     if (type == Reduce::Type::all || type == Reduce::Type::any) return ops::astype(x, bool_, s, loc);
@@ -43,6 +43,12 @@ Array reduce(const Array& x, const Axes& axes, bool keepdims, Reduce::Type type,
 Array count(const Array& x, const std::vector<int>& axes, DType dtype,
             const StreamOrDevice& s, Location loc) {
   return build1(make<NumberOf>(axes, dtype), {x}, s, "mean", loc);
+}
+// 1 / n in `dtype`, computed in double (MLX's inverted NumberOf).
+Array reciprocal_count(const Array& x, const std::vector<int>& axes, DType dtype,
+                       const StreamOrDevice& s, Location loc) {
+  Array r = ops::divide(1.0, count(x, axes, float64, s, loc), s, loc);
+  return dtype == float64 ? r : ops::astype(r, dtype, s, loc);
 }
 
 }  // namespace
@@ -65,12 +71,13 @@ NUVEC_SIMPLE_REDUCTION(any, any)
 
 Array mean(const Array& x, const Axes& axes, bool keepdims, StreamOrDevice s, Location loc) {
   if (x.is_failed()) return x;
-  auto ax = detail::normalize_axes(axes.list(), x.ndim());
+  auto ax = impl::normalize_axes(axes.list(), x.ndim());
   if (!ax) return fail(ax.error().kind(), ax.error().message(), "mean", loc);
-  // As MLX: sum in the input's dtype (integers wrap), then convert.
+  // As MLX: sum in the input's dtype (integers wrap), then convert, and
+  // multiply by 1 / n (computed in double and rounded once).
   DType f = at_least_float(x.dtype());
   Array total = ops::astype(ops::sum(x, axes, keepdims, s, loc), f, s, loc);
-  return ops::divide(total, count(x, *ax, f, s, loc), s, loc);
+  return ops::multiply(total, reciprocal_count(x, *ax, f, s, loc), s, loc);
 }
 Array mean(const Array& x, bool keepdims, StreamOrDevice s, Location loc) {
   return ops::mean(x, Axes(all_axes(x)), keepdims, s, loc);
@@ -79,7 +86,7 @@ Array mean(const Array& x, bool keepdims, StreamOrDevice s, Location loc) {
 Array var(const Array& x, const Axes& axes, bool keepdims, int ddof, StreamOrDevice s,
           Location loc) {
   if (x.is_failed()) return x;
-  auto ax = detail::normalize_axes(axes.list(), x.ndim());
+  auto ax = impl::normalize_axes(axes.list(), x.ndim());
   if (!ax) return fail(ax.error().kind(), ax.error().message(), "var", loc);
   DType f = at_least_float(x.dtype());
   Array xf = ops::astype(x, f, s, loc);
@@ -87,10 +94,12 @@ Array var(const Array& x, const Axes& axes, bool keepdims, int ddof, StreamOrDev
   Array d = ops::subtract(xf, mu, s, loc);
   Array sq = is_complex(f) ? ops::real(ops::multiply(d, ops::conjugate(d, s, loc), s, loc), s, loc)
                            : ops::square(d, s, loc);
-  // MLX's rule: the divisor is max(n - ddof, 0), so too few elements give
-  // inf or NaN through the division.
+  // MLX's rule: the sum times 1 / n without ddof; else divided by max(n -
+  // ddof, 0), so too few elements give inf or NaN through the division.
+  Array total = ops::sum(sq, axes, keepdims, s, loc);
+  if (ddof == 0) return ops::multiply(total, reciprocal_count(x, *ax, sq.dtype(), s, loc), s, loc);
   Array n = ops::maximum(ops::subtract(count(x, *ax, sq.dtype(), s, loc), ddof, s, loc), 0, s, loc);
-  return ops::divide(ops::sum(sq, axes, keepdims, s, loc), n, s, loc);
+  return ops::divide(total, n, s, loc);
 }
 Array var(const Array& x, bool keepdims, int ddof, StreamOrDevice s, Location loc) {
   return ops::var(x, Axes(all_axes(x)), keepdims, ddof, s, loc);
@@ -114,7 +123,7 @@ Array logsumexp(const Array& x, const Axes& axes, bool keepdims, StreamOrDevice 
   m = ops::where(ops::isinf(m, s, loc), 0.0, m, s, loc);
   Array out = ops::add(ops::log(ops::sum(ops::exp(ops::subtract(xf, m, s, loc), s, loc), axes, true, s, loc), s, loc), m,
                   s, loc);
-  auto ax = detail::normalize_axes(axes.list(), x.ndim());
+  auto ax = impl::normalize_axes(axes.list(), x.ndim());
   if (!ax) return fail(ax.error().kind(), ax.error().message(), "logsumexp", loc);
   return finish(out, *ax, keepdims, s, loc);
 }
@@ -132,7 +141,7 @@ Array arg_reduce(const Array& x, std::optional<int> axis, bool keepdims, ArgRedu
     if (keepdims && !r.is_failed()) return ops::reshape(r, Shape(static_cast<size_t>(x.ndim()), 1), s, loc);
     return r;
   }
-  auto a = detail::normalize_axis(*axis, x.ndim());
+  auto a = impl::normalize_axis(*axis, x.ndim());
   if (!a)
     return fail(ErrorKind::invalid_axis, "axis " + std::to_string(*axis) + " is out of range for an array with " +
                                              std::to_string(x.ndim()) + " dimensions",
@@ -155,17 +164,25 @@ Array argmin(const Array& x, bool keepdims, StreamOrDevice s, Location loc) {
   return arg_reduce(x, std::nullopt, keepdims, ArgReduce::Type::argmin, s, "argmin", loc);
 }
 
-Array softmax(const Array& x, const Axes& axes, StreamOrDevice s, Location loc) {
+Array softmax(const Array& x, const Axes& axes, bool, StreamOrDevice s, Location loc) {
   if (x.is_failed()) return x;
   DType out = at_least_float(x.dtype());
+  if (x.size() == 0) {
+    // As MLX: an empty input is returned as it is (checking the axes).
+    Array checked = ops::sum(x, axes, true, s, loc);
+    return checked.is_failed() ? checked : ops::astype(x, out, s, loc);
+  }
   DType work = (out == float16 || out == bfloat16) ? float32 : out;
   Array xf = ops::astype(x, work, s, loc);
   Array m = ops::stop_gradient(ops::max(xf, axes, true, s, loc), s, loc);
   Array e = ops::exp(ops::subtract(xf, m, s, loc), s, loc);
   return ops::astype(ops::divide(e, ops::sum(e, axes, true, s, loc), s, loc), out, s, loc);
 }
-Array softmax(const Array& x, StreamOrDevice s, Location loc) {
-  return ops::softmax(x, Axes(all_axes(x)), s, loc);
+Array softmax(const Array& x, bool precise, StreamOrDevice s, Location loc) {
+  return ops::softmax(x, Axes(all_axes(x)), precise, s, loc);
+}
+Array softmax(const Array& x, int axis, bool precise, StreamOrDevice s, Location loc) {
+  return ops::softmax(x, Axes(axis), precise, s, loc);
 }
 
 }  // namespace nuvec::ops

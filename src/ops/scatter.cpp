@@ -1,62 +1,75 @@
 // Functional updates (x.at(...).add(v)), put_along_axis and
-// scatter_add_along_axis. Each finds the flat positions of the selected
-// elements by applying the same selection to arange(x.size()) reshaped like
-// x, then runs one Scatter over the flattened array.
+// scatter_add_axis. Each finds the flat positions of the selected elements
+// by applying the same selection to arange(x.size()) reshaped like x, then
+// runs one Scatter over the flattened array.
+#include <numeric>
+
 #include "nuvec/ops/ops.h"
 #include "nuvec/primitives/indexing.h"
 #include "ops/builder.h"
+#include "ops/indexing_impl.h"
 
 namespace nuvec {
 
 namespace {
 
-Array positions_of(const Array& x, const StreamOrDevice& s, Location loc) {
-  DType d = x.size() > 2147483647 ? int64 : int32;
-  return ops::reshape(ops::arange(0.0, double(x.size()), 1.0, d, s, loc), x.shape(), s, loc);
+// v (an array or a weak scalar) converted to x's dtype.
+Array in_dtype_of(const Array& x, const Operand& v, const StreamOrDevice& s,
+                  Location loc) {
+  return v.is_scalar() ? ops::add(ops::zeros({}, x.dtype(), s, loc), v, s, loc)
+                       : ops::astype(v.array(), x.dtype(), s, loc);
 }
 
 // A copy of x updated at `pos` (any shape) with v broadcast to it.
-Array scatter(const Array& x, const Array& pos, const Operand& v, Scatter::Type type,
-              const char* op, const StreamOrDevice& s, Location loc) {
+Array update_at(const Array& x, const Array& pos, const Operand& v,
+                Scatter::Type type, const char* op, const StreamOrDevice& s,
+                Location loc) {
   if (x.is_failed()) return x;
   if (pos.is_failed()) return pos;
-  Array upd = v.is_scalar() ? ops::full(pos.shape(), ops::add(ops::zeros({}, x.dtype()), v, s, loc),
-                                        x.dtype(), s, loc)
-                            : ops::astype(v.array(), x.dtype(), s, loc);
+  Array upd = in_dtype_of(x, v, s, loc);
   if (upd.is_failed()) return upd;
   Array b = ops::broadcast_to(upd, pos.shape(), s, loc);
   if (b.is_failed())
-    return ops::detail::fail(ErrorKind::shape_mismatch,
-                             "updates cannot broadcast to the selection's shape", op, loc);
-  Array flat = ops::reshape(x, {-1}, s, loc);
-  Array out = ops::detail::build1(ops::detail::make<Scatter>(type), {flat, pos, b}, s, op, loc);
-  return ops::reshape(out, x.shape(), s, loc);
+    return ops::impl::fail(ErrorKind::shape_mismatch,
+                           "updates of shape " +
+                               ops::impl::shape_text(upd.shape()) +
+                               " cannot broadcast to the selection's shape " +
+                               ops::impl::shape_text(pos.shape()),
+                           op, loc);
+  return ops::impl::scatter_flat(x, pos, b, type, op, s, loc);
 }
 
 Array at_update(const Array& x, const std::vector<Index>& idx, const Operand& v,
                 Scatter::Type type, const char* op) {
   Location loc = idx.empty() ? Location::none() : idx[0].loc();
   if (x.is_failed()) return x;
-  Array pos = ops::index(positions_of(x, {}, loc), idx);
-  return scatter(x, pos, v, type, op, {}, loc);
+  Array pos = ops::index(ops::impl::positions_of(x.shape(), {}, loc), idx);
+  return update_at(x, pos, v, type, op, {}, loc);
 }
 
 }  // namespace
 
-Array At::set(const Operand& v) const { return at_update(x_, index_, v, Scatter::Type::set, "at.set"); }
-Array At::add(const Operand& v) const { return at_update(x_, index_, v, Scatter::Type::add, "at.add"); }
+Array At::set(const Operand& v) const {
+  return at_update(x_, index_, v, Scatter::Type::set, "at.set");
+}
+Array At::add(const Operand& v) const {
+  return at_update(x_, index_, v, Scatter::Type::add, "at.add");
+}
 Array At::subtract(const Operand& v) const {
-  Array neg = v.is_scalar() ? ops::negative(ops::add(ops::zeros({}, x_.dtype()), v))
-                            : ops::negative(ops::astype(v.array(), x_.dtype()));
+  Array neg = v.is_scalar()
+                  ? ops::negative(ops::add(ops::zeros({}, x_.dtype()), v))
+                  : ops::negative(ops::astype(v.array(), x_.dtype()));
   return at_update(x_, index_, neg, Scatter::Type::add, "at.subtract");
 }
 Array At::multiply(const Operand& v) const {
   return at_update(x_, index_, v, Scatter::Type::multiply, "at.multiply");
 }
 Array At::divide(const Operand& v) const {
-  Array r = v.is_scalar() ? ops::reciprocal(ops::add(ops::zeros({}, x_.dtype()), v))
-                          : ops::reciprocal(v.array());
-  return at_update(x_, index_, ops::astype(r, x_.dtype()), Scatter::Type::multiply, "at.divide");
+  Array r = v.is_scalar()
+                ? ops::reciprocal(ops::add(ops::zeros({}, x_.dtype()), v))
+                : ops::reciprocal(v.array());
+  return at_update(x_, index_, ops::astype(r, x_.dtype()),
+                   Scatter::Type::multiply, "at.divide");
 }
 Array At::maximum(const Operand& v) const {
   return at_update(x_, index_, v, Scatter::Type::maximum, "at.maximum");
@@ -67,33 +80,100 @@ Array At::minimum(const Operand& v) const {
 
 At Array::at(const Index& a) const { return At(*this, {a}); }
 At Array::at(const Index& a, const Index& b) const { return At(*this, {a, b}); }
-At Array::at(const Index& a, const Index& b, const Index& c) const { return At(*this, {a, b, c}); }
-At Array::at(const Index& a, const Index& b, const Index& c, const Index& d) const {
+At Array::at(const Index& a, const Index& b, const Index& c) const {
+  return At(*this, {a, b, c});
+}
+At Array::at(const Index& a, const Index& b, const Index& c,
+             const Index& d) const {
   return At(*this, {a, b, c, d});
 }
 
-namespace ops {
+inline namespace ops {
 
-Array put_along_axis(const Array& x, const Array& indices, const Operand& values, int axis,
-                     StreamOrDevice s, Location loc) {
-  Array pos = ops::take_along_axis(positions_of(x, s, loc), indices, axis, s, loc);
-  return scatter(x, pos, values, Scatter::Type::set, "put_along_axis", s, loc);
+namespace {
+
+// MLX's scatter_axis: checks, values squeezed and broadcast with the
+// indices, then x, indices and values broadcast on the other axes.
+Array scatter_axis(const Array& x, const Array& indices, const Operand& values,
+                   int axis, Scatter::Type type, const char* op,
+                   const StreamOrDevice& s, Location loc) {
+  if (x.is_failed()) return x;
+  if (indices.is_failed()) return indices;
+  if (!values.is_scalar() && values.array().is_failed()) return values.array();
+  auto a = impl::normalize_axis(axis, x.ndim());
+  if (!a)
+    return impl::fail(ErrorKind::invalid_axis,
+                      "axis " + std::to_string(axis) +
+                          " is out of range for an array with " +
+                          std::to_string(x.ndim()) + " dimensions",
+                      op, loc);
+  if (indices.ndim() != x.ndim())
+    return impl::fail(ErrorKind::shape_mismatch,
+                      "indices of dimension " + std::to_string(indices.ndim()) +
+                          " do not match an array of dimension " +
+                          std::to_string(x.ndim()),
+                      op, loc);
+  if (!is_integer(indices.dtype()))
+    return impl::fail(ErrorKind::unsupported_dtype,
+                      "indices must be integers, got " +
+                          std::string(dtype_name(indices.dtype())),
+                      op, loc);
+  if (x.size() == 0) return x;
+  Array upd = in_dtype_of(x, values, s, loc);
+  if (upd.ndim() > indices.ndim()) {
+    std::vector<int> lead(upd.ndim() - indices.ndim());
+    std::iota(lead.begin(), lead.end(), 0);
+    for (int d : lead)
+      if (upd.shape(d) != 1)
+        return impl::fail(ErrorKind::shape_mismatch,
+                          "values of shape " + impl::shape_text(upd.shape()) +
+                              " have more dimensions than the indices",
+                          op, loc);
+    upd = ops::squeeze(upd, Axes(lead), s, loc);
+  }
+  auto iv = try_broadcast_shapes(indices.shape(), upd.shape());
+  if (!iv)
+    return impl::fail(ErrorKind::shape_mismatch, iv.error().message(), op, loc);
+  // The other axes of x, the indices and the values broadcast together.
+  Shape xo = x.shape(), io = *iv;
+  xo[*a] = io[*a] = 1;
+  auto other = try_broadcast_shapes(xo, io);
+  if (!other)
+    return impl::fail(ErrorKind::shape_mismatch, other.error().message(), op,
+                      loc);
+  Shape xs = *other, is = *other;
+  xs[*a] = x.shape(*a);
+  is[*a] = (*iv)[*a];
+  Array xb = ops::broadcast_to(x, xs, s, loc);
+  Array pos =
+      ops::take_along_axis(impl::positions_of(xs, s, loc),
+                           ops::broadcast_to(indices, is, s, loc), *a, s, loc);
+  if (pos.is_failed()) return impl::refail(pos, op, loc);
+  return impl::scatter_flat(xb, pos, ops::broadcast_to(upd, is, s, loc), type,
+                            op, s, loc);
 }
 
-Array scatter_add_along_axis(const Array& x, const Array& indices, const Operand& values,
-                             int axis, StreamOrDevice s, Location loc) {
-  Array pos = ops::take_along_axis(positions_of(x, s, loc), indices, axis, s, loc);
-  return scatter(x, pos, values, Scatter::Type::add, "scatter_add_along_axis", s, loc);
+}  // namespace
+
+Array put_along_axis(const Array& x, const Array& indices,
+                     const Operand& values, int axis, StreamOrDevice s,
+                     Location loc) {
+  return scatter_axis(x, indices, values, axis, Scatter::Type::set,
+                      "put_along_axis", s, loc);
 }
 
-Array slice_update(const Array& x, const Array& update, const Array& start,
-                   const std::vector<int>& axes, StreamOrDevice s, Location loc) {
-  if (update.is_failed()) return update;
-  if (update.ndim() != x.ndim())
-    return detail::fail(ErrorKind::shape_mismatch, "the update must have the array's rank",
-                        "slice_update", loc);
-  Array pos = ops::slice(positions_of(x, s, loc), start, axes, update.shape(), s, loc);
-  return scatter(x, pos, update, Scatter::Type::set, "slice_update", s, loc);
+Array scatter_add_axis(const Array& x, const Array& indices,
+                       const Operand& values, int axis, StreamOrDevice s,
+                       Location loc) {
+  return scatter_axis(x, indices, values, axis, Scatter::Type::add,
+                      "scatter_add_axis", s, loc);
+}
+
+Array scatter_add_along_axis(const Array& x, const Array& indices,
+                             const Operand& values, int axis, StreamOrDevice s,
+                             Location loc) {
+  return scatter_axis(x, indices, values, axis, Scatter::Type::add,
+                      "scatter_add_axis", s, loc);
 }
 
 }  // namespace ops

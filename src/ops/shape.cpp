@@ -6,11 +6,11 @@
 #include "nuvec/primitives/shape_ops.h"
 #include "ops/builder.h"
 
-namespace nuvec::ops {
+namespace nuvec::inline ops {
 
-using detail::build1;
-using detail::fail;
-using detail::make;
+using impl::build1;
+using impl::fail;
+using impl::make;
 
 namespace {
 std::string str(const Shape& s) {
@@ -52,10 +52,17 @@ Array flatten(const Array& x, int start_axis, int end_axis, StreamOrDevice s, Lo
   if (x.is_failed()) return x;
   int n = x.ndim();
   if (n == 0) return ops::reshape(x, {1}, s, loc);
-  // MLX's rule: negative axes count from the end, then clamp into range.
-  auto clamp_axis = [n](int v) { return std::min(std::max(v < 0 ? v + n : v, 0), n - 1); };
-  std::optional<int> a = clamp_axis(start_axis), b = clamp_axis(end_axis);
-  if (*a > *b) return fail(ErrorKind::invalid_axis, "start_axis is after end_axis", "flatten", loc);
+  // MLX's rule: negative axes count from the end; the start is clamped
+  // from below and the end from above, and what is left must be in order.
+  int a0 = std::max(start_axis < 0 ? start_axis + n : start_axis, 0);
+  int b0 = std::min(end_axis < 0 ? end_axis + n : end_axis, n - 1);
+  if (b0 < a0)
+    return fail(ErrorKind::invalid_argument,
+                "start_axis " + std::to_string(start_axis) + " is after end_axis " +
+                    std::to_string(end_axis) + " for an array with " + std::to_string(n) +
+                    " dimensions",
+                "flatten", loc);
+  std::optional<int> a = a0, b = b0;
   Shape shape(x.shape().begin(), x.shape().begin() + *a);
   int64_t m = 1;
   for (int i = *a; i <= *b; ++i) m *= x.shape()[i];
@@ -73,13 +80,13 @@ Array squeeze(const Array& x, StreamOrDevice s, Location loc) {
 
 Array squeeze(const Array& x, const Axes& axes, StreamOrDevice s, Location loc) {
   if (x.is_failed()) return x;
-  auto ax = detail::normalize_axes(axes.list(), x.ndim());
+  auto ax = impl::normalize_axes(axes.list(), x.ndim());
   if (!ax) return fail(ax.error().kind(), ax.error().message(), "squeeze", loc);
   Shape shape;
   for (int i = 0; i < x.ndim(); ++i) {
     bool drop = std::find(ax->begin(), ax->end(), i) != ax->end();
     if (drop && x.shape()[i] != 1)
-      return fail(ErrorKind::invalid_axis,
+      return fail(ErrorKind::invalid_argument,
                   "cannot squeeze axis " + std::to_string(i) + " of size " +
                       std::to_string(x.shape()[i]),
                   "squeeze", loc);
@@ -91,7 +98,7 @@ Array squeeze(const Array& x, const Axes& axes, StreamOrDevice s, Location loc) 
 Array expand_dims(const Array& x, const Axes& axes, StreamOrDevice s, Location loc) {
   if (x.is_failed()) return x;
   int out_nd = x.ndim() + static_cast<int>(axes.list().size());
-  auto ax = detail::normalize_axes(axes.list(), out_nd);
+  auto ax = impl::normalize_axes(axes.list(), out_nd);
   if (!ax) return fail(ax.error().kind(), ax.error().message(), "expand_dims", loc);
   Shape shape;
   size_t j = 0, k = 0;
@@ -109,7 +116,7 @@ Array expand_dims(const Array& x, const Axes& axes, StreamOrDevice s, Location l
 Array transpose(const Array& x, std::vector<int> axes, StreamOrDevice s, Location loc) {
   if (x.is_failed()) return x;
   for (int& a : axes) {
-    auto n = detail::normalize_axis(a, x.ndim());
+    auto n = impl::normalize_axis(a, x.ndim());
     if (!n)
       return fail(ErrorKind::invalid_axis, "axis " + std::to_string(a) + " is out of range for an array with " +
                                                std::to_string(x.ndim()) + " dimensions",
@@ -127,7 +134,7 @@ Array transpose(const Array& x, StreamOrDevice s, Location loc) {
 
 Array swapaxes(const Array& x, int axis1, int axis2, StreamOrDevice s, Location loc) {
   if (x.is_failed()) return x;
-  auto a = detail::normalize_axis(axis1, x.ndim()), b = detail::normalize_axis(axis2, x.ndim());
+  auto a = impl::normalize_axis(axis1, x.ndim()), b = impl::normalize_axis(axis2, x.ndim());
   if (!a || !b) return fail(ErrorKind::invalid_axis, "axis out of range", "swapaxes", loc);
   std::vector<int> axes(static_cast<size_t>(x.ndim()));
   for (int i = 0; i < x.ndim(); ++i) axes[i] = i;
@@ -137,7 +144,7 @@ Array swapaxes(const Array& x, int axis1, int axis2, StreamOrDevice s, Location 
 
 Array moveaxis(const Array& x, int source, int destination, StreamOrDevice s, Location loc) {
   if (x.is_failed()) return x;
-  auto a = detail::normalize_axis(source, x.ndim()), b = detail::normalize_axis(destination, x.ndim());
+  auto a = impl::normalize_axis(source, x.ndim()), b = impl::normalize_axis(destination, x.ndim());
   if (!a || !b) return fail(ErrorKind::invalid_axis, "axis out of range", "moveaxis", loc);
   std::vector<int> axes;
   for (int i = 0; i < x.ndim(); ++i)
@@ -146,7 +153,13 @@ Array moveaxis(const Array& x, int source, int destination, StreamOrDevice s, Lo
   return ops::transpose(x, axes, s, loc);
 }
 
-Expected<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
+Shape broadcast_shapes(const Shape& a, const Shape& b) {
+  auto r = try_broadcast_shapes(a, b);
+  if (!r) Error(r.error().kind(), r.error().message(), std::string("broadcast_shapes")).raise();
+  return *r;
+}
+
+Expected<Shape> try_broadcast_shapes(const Shape& a, const Shape& b) {
   size_t n = std::max(a.size(), b.size());
   Shape out(n);
   for (size_t i = 0; i < n; ++i) {
@@ -168,10 +181,10 @@ Array broadcast_to(const Array& x, const Shape& shape, StreamOrDevice s, Locatio
 
 std::vector<Array> broadcast_arrays(const std::vector<Array>& inputs, StreamOrDevice s,
                                     Location loc) {
-  if (const Array* f = detail::first_failed(inputs)) return {*f};
+  if (const Array* f = impl::first_failed(inputs)) return {*f};
   Shape shape;
   for (const auto& in : inputs) {
-    auto b = broadcast_shapes(shape, in.shape());
+    auto b = try_broadcast_shapes(shape, in.shape());
     if (!b) return {fail(b.error().kind(), b.error().message(), "broadcast_arrays", loc)};
     shape = *b;
   }
@@ -181,10 +194,10 @@ std::vector<Array> broadcast_arrays(const std::vector<Array>& inputs, StreamOrDe
   // shapes), so a replay at shapes that broadcast differently still works.
   bool all_equal = true;
   for (const auto& in : inputs) all_equal = all_equal && in.shape() == shape;
-  if (all_equal && !detail::shapeless_tracing()) return inputs;
+  if (all_equal && !impl::shapeless_tracing()) return inputs;
   std::vector<Array> out;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (inputs[i].shape() == shape && !detail::shapeless_tracing()) {
+    if (inputs[i].shape() == shape && !impl::shapeless_tracing()) {
       out.push_back(inputs[i]);
       continue;
     }

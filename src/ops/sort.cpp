@@ -1,22 +1,23 @@
 #include "nuvec/ops/sort.h"
 
+#include "nuvec/ops/elementwise.h"
 #include "nuvec/ops/shape.h"
 #include "nuvec/primitives/sort.h"
 #include "ops/axis_slice.h"
 #include "ops/builder.h"
 
-namespace nuvec::ops {
+namespace nuvec::inline ops {
 
-using detail::build1;
-using detail::fail;
-using detail::make;
+using impl::build1;
+using impl::fail;
+using impl::make;
 
 namespace {
 
 // A normalised axis, or the given one when out of range (the primitive's
 // rule then rejects it with the caller's value).
 int norm_axis(int axis, int ndim) {
-  auto a = detail::normalize_axis(axis, ndim);
+  auto a = impl::normalize_axis(axis, ndim);
   return a ? *a : axis;
 }
 
@@ -67,7 +68,7 @@ Array argpartition(const Array& x, int kth, StreamOrDevice s, Location loc) {
 
 Array topk(const Array& x, int k, int axis, StreamOrDevice s, Location loc) {
   if (x.is_failed()) return x;
-  auto a = detail::normalize_axis(axis, x.ndim());
+  auto a = impl::normalize_axis(axis, x.ndim());
   if (!a)
     return fail(ErrorKind::invalid_axis,
                 "axis " + std::to_string(axis) + " is out of bounds for an array with " +
@@ -83,7 +84,7 @@ Array topk(const Array& x, int k, int axis, StreamOrDevice s, Location loc) {
   // n - k (an empty slice for k = 0).
   if (k == n) return x;
   Array p = k == 0 ? x : sort_like<Partition>(x, *a, n - k, s, "topk", loc);
-  return detail::slice_axis(p, *a, n - k, n, s, loc);
+  return impl::slice_axis(p, *a, n - k, n, s, loc);
 }
 Array topk(const Array& x, int k, StreamOrDevice s, Location loc) {
   return ops::topk(flat(x, s, loc), k, 0, s, loc);
@@ -91,28 +92,48 @@ Array topk(const Array& x, int k, StreamOrDevice s, Location loc) {
 
 namespace {
 
-Array scan(const Array& x, std::optional<int> axis, ScanOptions opt, Scan::Type type,
-           const StreamOrDevice& s, const char* op, Location loc) {
+Array scan(const Array& x, std::optional<int> axis, bool reverse, bool inclusive,
+           std::optional<DType> dtype, Scan::Type type, const StreamOrDevice& s,
+           const char* op, Location loc) {
   if (x.is_failed()) return x;
-  if (!axis) return scan(flat(x, s, loc), 0, opt, type, s, op, loc);
-  return build1(make<Scan>(type, norm_axis(*axis, x.ndim()), opt.reverse, opt.inclusive), {x}, s,
-                op, loc);
+  if (dtype && *dtype != x.dtype())
+    return scan(ops::astype(x, *dtype, s, loc), axis, reverse, inclusive, std::nullopt, type,
+                s, op, loc);
+  if (!axis) return scan(flat(x, s, loc), 0, reverse, inclusive, std::nullopt, type, s, op, loc);
+  return build1(make<Scan>(type, norm_axis(*axis, x.ndim()), reverse, inclusive), {x}, s, op,
+                loc);
 }
 
 }  // namespace
 
-#define NUVEC_SCAN_OP(name, type)                                                          \
-  Array name(const Array& x, int axis, ScanOptions opt, StreamOrDevice s, Location loc) { \
-    return scan(x, axis, opt, Scan::Type::type, s, #name, loc);                           \
-  }                                                                                        \
-  Array name(const Array& x, ScanOptions opt, StreamOrDevice s, Location loc) {           \
-    return scan(x, std::nullopt, opt, Scan::Type::type, s, #name, loc);                   \
+#define NUVEC_SCAN_OP(name, type)                                                       \
+  Array name(const Array& x, bool reverse, bool inclusive, StreamOrDevice s,             \
+             Location loc) {                                                            \
+    return scan(x, std::nullopt, reverse, inclusive, std::nullopt, Scan::Type::type, s, \
+                #name, loc);                                                            \
+  }                                                                                     \
+  Array name(const Array& x, int axis, bool reverse, bool inclusive, StreamOrDevice s,  \
+             Location loc) {                                                            \
+    return scan(x, axis, reverse, inclusive, std::nullopt, Scan::Type::type, s, #name,  \
+                loc);                                                                   \
   }
-NUVEC_SCAN_OP(cumsum, sum)
-NUVEC_SCAN_OP(cumprod, prod)
+#define NUVEC_TYPED_SCAN_OP(name, type)                                                 \
+  NUVEC_SCAN_OP(name, type)                                                             \
+  Array name(const Array& x, bool reverse, bool inclusive, std::optional<DType> dtype,  \
+             StreamOrDevice s, Location loc) {                                          \
+    return scan(x, std::nullopt, reverse, inclusive, dtype, Scan::Type::type, s, #name, \
+                loc);                                                                   \
+  }                                                                                     \
+  Array name(const Array& x, int axis, bool reverse, bool inclusive,                    \
+             std::optional<DType> dtype, StreamOrDevice s, Location loc) {              \
+    return scan(x, axis, reverse, inclusive, dtype, Scan::Type::type, s, #name, loc);   \
+  }
+NUVEC_TYPED_SCAN_OP(cumsum, sum)
+NUVEC_TYPED_SCAN_OP(cumprod, prod)
 NUVEC_SCAN_OP(cummax, max)
 NUVEC_SCAN_OP(cummin, min)
 NUVEC_SCAN_OP(logcumsumexp, logaddexp)
 #undef NUVEC_SCAN_OP
+#undef NUVEC_TYPED_SCAN_OP
 
 }  // namespace nuvec::ops

@@ -1,5 +1,7 @@
 #include "nuvec/primitives/conv.h"
 
+#include "core/checked.h"
+
 #include <sstream>
 
 namespace nuvec {
@@ -101,7 +103,9 @@ Expected<std::vector<OutputSpec>> Im2Col::output_specs(const std::vector<Array>&
          << shape_str(w.shape()) << ".";
       return bad(ErrorKind::invalid_shape, os.str());
     }
-    s.shape.push_back(static_cast<int>((padded - span) / stride_[i] + 1));
+    auto len = checked_dim((padded - span) / stride_[i] + 1, "output length");
+    if (!len) return bad(len.error().kind(), len.error().message());
+    s.shape.push_back(*len);
     taps.push_back(static_cast<int>(k));
   }
   s.shape.insert(s.shape.end(), taps.begin(), taps.end());

@@ -14,12 +14,12 @@ namespace {
 // Custom kernels have no transform rules, as MLX's: the error names the
 // kernel and says how to give rules.
 [[noreturn]] void no_rule(const CudaKernelParams& p, const char* which) {
-  throw Error(
+  (Error(
       ErrorKind::transform,
       std::string(which) + " of " + cuda_kernel_label(p.name) +
           " is not defined (custom kernels have no transform rules, as MLX's): "
           "wrap the "
-          "call in custom_function with your own rules (docs/cuda-kernel.md)");
+          "call in custom_function with your own rules (docs/cuda-kernel.md)")).raise();
 }
 
 uint32_t bits(float f) { return std::bit_cast<uint32_t>(f); }

@@ -15,18 +15,6 @@ std::vector<std::pair<int, int>> no_pad(int ndim) {
 
 }  // namespace
 
-Array flip(const Array& x, int axis) {
-  int n = x.shape(axis);
-  if (n <= 1) return x;
-  std::vector<int> start(static_cast<size_t>(axis + 1), 0), stop,
-      step(static_cast<size_t>(axis + 1), 1);
-  for (int d = 0; d <= axis; ++d) stop.push_back(x.shape(d));
-  start[axis] = -1;
-  stop[axis] = -n - 1;
-  step[axis] = -1;
-  return ops::slice(x, start, stop, step);
-}
-
 Array take_range(const Array& x, int axis, int start, int size, int step) {
   std::vector<int> lo(static_cast<size_t>(axis + 1), 0), hi,
       st(static_cast<size_t>(axis + 1), 1);
@@ -44,7 +32,7 @@ Array shift(const Array& x, int axis, bool forward, int by, double fill) {
   auto pads = no_pad(x.ndim());
   pads[axis] = forward ? std::pair{by, 0} : std::pair{0, by};
   Array kept = take_range(x, axis, forward ? 0 : by, n - by);
-  return ops::pad(kept, pads, ops::PadMode::constant, fill);
+  return ops::pad(kept, pads, array(fill, float64));
 }
 
 Array linear_recurrence(Array a, Array b, int axis, bool reverse) {
@@ -86,7 +74,7 @@ Array unslice(const Array& g, const Shape& shape, const std::vector<int>& start,
   for (int a = 0; a < static_cast<int>(shape.size()); ++a) {
     int n = size[a], lo = start[a], st = step[a];
     if (st < 0) {  // walk forwards from the lowest selected index instead
-      y = flip(y, a);
+      y = ops::flip(y, a);
       lo = start[a] + (n - 1) * st;
       st = -st;
     }

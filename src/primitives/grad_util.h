@@ -9,9 +9,6 @@
 
 namespace nuvec::rules {
 
-/// x reversed along `axis` (a view).
-Array flip(const Array& x, int axis);
-
 /// x[..., start:start + size*step:step, ...] along `axis` (Python bounds
 /// already resolved: `size` elements from `start` walking by `step` > 0).
 Array take_range(const Array& x, int axis, int start, int size, int step = 1);

@@ -28,7 +28,7 @@ Array tangent_or_zeros(int arg, const Arrays& primals, const Arrays& tangents,
 // whatever the node's own type).
 Array scatter(Scatter::Type type, const Array& x, const Array& pos,
               const Array& upd) {
-  return ops::detail::build1(ops::detail::make<Scatter>(type), {x, pos, upd},
+  return ops::impl::build1(ops::impl::make<Scatter>(type), {x, pos, upd},
                              {}, "scatter", Location::none());
 }
 
@@ -53,8 +53,7 @@ Arrays Take::vjp(const Arrays& primals, const Arrays& cotangents,
     int k = static_cast<int>(idx.size());
     Array g3 = ops::reshape(g, {o, k, i});
     Array zeros = ops::zeros({o, x.shape(axis_), i}, g.dtype());
-    Array r =
-        ops::scatter_add_along_axis(zeros, ops::reshape(idx, {1, k, 1}), g3, 1);
+    Array r = ops::scatter_add_axis(zeros, ops::reshape(idx, {1, k, 1}), g3, 1);
     out.push_back(ops::reshape(r, x.shape()));
   }
   return out;
@@ -186,8 +185,7 @@ Array order_of(const SortPrimitive<Id>& p, const Array& x) {
 
 // g added back along `axis` at the positions `from` it was read from.
 Array add_back(const Array& g, const Array& from, int axis) {
-  return ops::scatter_add_along_axis(ops::zeros(g.shape(), g.dtype()), from, g,
-                                     axis);
+  return ops::scatter_add_axis(ops::zeros(g.shape(), g.dtype()), from, g, axis);
 }
 
 }  // namespace
@@ -277,7 +275,7 @@ struct Recurrence {
 
 Recurrence recurrence_of(Scan::Type type, const Array& x, int axis) {
   if (type == Scan::Type::prod)
-    return {x, ops::cumprod(x, axis, {false, false})};
+    return {x, ops::cumprod(x, axis, false, false)};
   // Where y is -inf every x it covers is too: weight 0, not -inf - -inf.
   Array y = ops::logcumsumexp(x, axis);
   Array empty = ops::isneginf(y);
@@ -308,7 +306,7 @@ Array inclusive_jvp(Scan::Type type, const Array& x, const Array& t, int axis) {
 Array inclusive_vjp(Scan::Type type, const Array& x, const Array& g, int axis) {
   switch (type) {
     case Scan::Type::sum:
-      return ops::cumsum(g, axis, {true, true});
+      return ops::cumsum(g, axis, true, true);
     case Scan::Type::prod:
     case Scan::Type::logaddexp: {
       // xb_j = c_j S_j with S_j = g_j + a_{j+1} S_{j+1}.
@@ -328,7 +326,7 @@ Array inclusive_vjp(Scan::Type type, const Array& x, const Array& g, int axis) {
 Arrays Scan::vjp(const Arrays& primals, const Arrays& cotangents,
                  const std::vector<int>&, const Arrays&) const {
   auto frame = [&](const Array& a) {
-    return reverse_ ? rules::flip(a, axis_) : a;
+    return reverse_ ? ops::flip(a, axis_) : a;
   };
   Array g = frame(cotangents[0]);
   if (!inclusive_) g = rules::shift(g, axis_, false);
@@ -338,7 +336,7 @@ Arrays Scan::vjp(const Arrays& primals, const Arrays& cotangents,
 Arrays Scan::jvp(const Arrays& primals, const Arrays& tangents,
                  const std::vector<int>&) const {
   auto frame = [&](const Array& a) {
-    return reverse_ ? rules::flip(a, axis_) : a;
+    return reverse_ ? ops::flip(a, axis_) : a;
   };
   Array x = frame(primals[0]), t = frame(tangents[0]);
   Array dy = inclusive_jvp(type_, x, t, axis_);

@@ -75,7 +75,7 @@ VmapResult Scatter::vmap(const Arrays& inputs,
   int n = x.shape(1);
   Array pos = offset_indices(front_sized(inputs[1], axes[1], size), n);
   Array upd = front_sized(inputs[2], axes[2], size);
-  Array out = ops::detail::build1(ops::detail::make<Scatter>(type_),
+  Array out = ops::impl::build1(ops::impl::make<Scatter>(type_),
                                   {ops::reshape(x, {-1}), pos, upd}, {}, name(),
                                   Location::none());
   return {{ops::reshape(out, {size, n})}, {0}};
@@ -88,9 +88,9 @@ template <PrimitiveId Id>
 VmapResult sort_vmap(const SortPrimitive<Id>& p, const Arrays& inputs,
                      const std::vector<int>& axes) {
   int b = axes[0];
-  auto prim = ops::detail::make<SortPrimitive<Id>>(lift(p.axis(), b), p.kth());
+  auto prim = ops::impl::make<SortPrimitive<Id>>(lift(p.axis(), b), p.kth());
   return {
-      {ops::detail::build1(prim, {inputs[0]}, {}, p.name(), Location::none())},
+      {ops::impl::build1(prim, {inputs[0]}, {}, p.name(), Location::none())},
       {b}};
 }
 
@@ -124,9 +124,9 @@ VmapResult Scan::vmap(const Arrays& inputs,
                       const std::vector<int>& axes) const {
   int b = axes[0];
   auto prim =
-      ops::detail::make<Scan>(type_, lift(axis_, b), reverse_, inclusive_);
+      ops::impl::make<Scan>(type_, lift(axis_, b), reverse_, inclusive_);
   return {
-      {ops::detail::build1(prim, {inputs[0]}, {}, name(), Location::none())},
+      {ops::impl::build1(prim, {inputs[0]}, {}, name(), Location::none())},
       {b}};
 }
 

@@ -1,6 +1,7 @@
 // vjp and jvp rules of the linear-algebra factorizations, written with ops
-// (matmul, inv, solve and the factorizations themselves), so they
-// differentiate again. Formulas: the jvp from differentiating the defining
+// (matmul, inv, tri_inv, solve and the factorizations themselves), so they
+// differentiate again (MLX 0.32.4 has none for inv, tri_inv and lu_factor;
+// eig has none in either). Formulas: the jvp from differentiating the defining
 // identity (A = L L^T, A = Q R, A V = V diag(w), A = U S V^T, A X = B), the
 // vjp as its adjoint. Eigen- and singular-vector rules need distinct
 // eigenvalues or singular values (and nonzero ones where S^-1 appears).
@@ -33,7 +34,7 @@ Array diag_part(const Array& m) { return ops::diagonal(m, 0, -2, -1); }
 
 // [..., k] -> [..., k, k] with v on the diagonal.
 Array diag_embed(const Array& v) {
-  return ops::expand_dims(v, -1) * ops::eye(v.shape(-1), -1, 0, v.dtype());
+  return ops::expand_dims(v, -1) * ops::eye(v.shape(-1), v.dtype());
 }
 
 // F[i][j] = 1 / (w[j] - w[i]) off the diagonal, 0 on it.
@@ -153,6 +154,36 @@ Arrays eigh_jvp(const Array& w, const Array& v, const Array& da) {
   return {diag_part(p), mm(v, inverse_gaps(w) * p)};
 }
 
+// A = P L U for a square A (lu_factor), P the row permutation of `rows`
+// (A[i] = (L U)[rows[i]]): L U = A[q] with q = argsort(rows).
+struct Lu {
+  Array l, u, rows;
+};
+Lu lu_parts(const Arrays& outs) {
+  int n = outs[0].shape(-1);
+  Array eye = ops::eye(n, outs[0].dtype());
+  return {ops::tril(outs[0], -1) + eye, ops::triu(outs[0]), outs[2]};
+}
+Array rows_of(const Array& x, const Array& idx) {
+  return ops::take_along_axis(x, ops::expand_dims(idx, -1), -2);
+}
+// jvp: X = L^-1 dA[q] U^-1, dL = L tril(X, -1), dU = triu(X) U; the
+// packed output moves by dL + dU (dL strictly lower, dU upper).
+Array lu_jvp(const Lu& f, const Array& da) {
+  Array x = mm(mm(linalg::tri_inv(f.l), rows_of(da, ops::argsort(f.rows, -1))),
+               linalg::tri_inv(f.u, true));
+  return mm(f.l, ops::tril(x, -1)) + mm(ops::triu(x), f.u);
+}
+// Its adjoint, from G (the cotangent of the packed LU): Lb = tril(G, -1),
+// Ub = triu(G), Ab[q] = L^-T (tril(L^T Lb, -1) + triu(Ub U^T)) U^-T.
+Array lu_vjp(const Lu& f, const Array& g) {
+  Array inner = ops::tril(mm(mT(f.l), ops::tril(g, -1)), -1) +
+                ops::triu(mm(ops::triu(g), mT(f.u)));
+  Array at =
+      mm(mm(mT(linalg::tri_inv(f.l)), inner), mT(linalg::tri_inv(f.u, true)));
+  return rows_of(at, f.rows);
+}
+
 }  // namespace
 
 Arrays Linalg::vjp(const Arrays& primals, const Arrays& cotangents,
@@ -209,6 +240,19 @@ Arrays Linalg::vjp(const Arrays& primals, const Arrays& cotangents,
       grad = onto_triangle(mm(mm(v, inner), mT(v)), upper_);
       break;
     }
+    case Op::tri_inv: {
+      // Y = T^-1 of the triangle T read: Tb = -Y^T Yb Y^T on that triangle.
+      Array tb = -mm(mm(mT(outs[0]), g[0]), mT(outs[0]));
+      grad = upper_ ? ops::triu(tb) : ops::tril(tb);
+      break;
+    }
+    case Op::lu_factor:
+      if (a.shape(-1) != a.shape(-2)) rules::no_rule(*this, "vjp (non-square)");
+      grad = lu_vjp(lu_parts(outs), g[0]);
+      break;
+    case Op::eig:
+    case Op::eigvals:
+      rules::no_rule(*this, "vjp");
     case Op::solve: {
       // X = A^-1 B: Bb = A^-T Xb, Ab = -Bb X^T.
       Array bb = linalg::solve(mT(a), g[0]);
@@ -267,6 +311,16 @@ Arrays Linalg::jvp(const Arrays& primals, const Arrays& tangents,
       auto [w, v] = linalg::eigh(a, upper_ ? "U" : "L");
       return {eigh_jvp(w, v, sym_from(*da, upper_))[0]};
     }
+    case Op::tri_inv: {
+      Array dt = upper_ ? ops::triu(*da) : ops::tril(*da);
+      return {-mm(mm(outs[0], dt), outs[0])};
+    }
+    case Op::lu_factor:
+      if (a.shape(-1) != a.shape(-2)) break;
+      return {lu_jvp(lu_parts(outs), *da), ops::zeros(outs[1].shape(), uint32),
+              ops::zeros(outs[2].shape(), uint32)};
+    case Op::eig:
+    case Op::eigvals:
     case Op::solve:
       break;
   }

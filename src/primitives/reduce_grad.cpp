@@ -20,8 +20,8 @@ namespace {
 // zeros in the input, unlike prod / x): an exclusive cumprod from each side.
 Array exclusive_products(const Array& x, const std::vector<int>& axes) {
   auto both_sides = [](const Array& v, int axis) {
-    return ops::cumprod(v, axis, {false, false}) *
-           ops::cumprod(v, axis, {true, false});
+    return ops::cumprod(v, axis, false, false) *
+           ops::cumprod(v, axis, true, false);
   };
   if (axes.size() == 1) return both_sides(x, axes[0]);
   // Several axes: move them to the back and merge them into one.

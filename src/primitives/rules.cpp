@@ -18,7 +18,7 @@ std::pair<Arrays, std::vector<int>> Primitive::vmap(const Arrays&, const std::ve
 namespace rules {
 
 Arrays rebuild(const Primitive& p, Arrays inputs) {
-  return ops::detail::build(p.shared_from_this(), std::move(inputs), {}, p.name(),
+  return ops::impl::build(p.shared_from_this(), std::move(inputs), {}, p.name(),
                             Location::none());
 }
 
@@ -53,8 +53,8 @@ std::pair<Arrays, std::vector<int>> elementwise_vmap(const Primitive& p, const A
 Array zeros_of(const Array& x) { return ops::broadcast_to(ops::zeros({}, x.dtype()), x.shape()); }
 
 void no_rule(const Primitive& p, const char* which) {
-  throw Error(ErrorKind::transform,
-              std::string(which) + " of " + p.name() + " is not defined");
+  (Error(ErrorKind::transform,
+              std::string(which) + " of " + p.name() + " is not defined")).raise();
 }
 
 }  // namespace rules

@@ -112,7 +112,7 @@ Expected<std::vector<OutputSpec>> Broadcast::output_specs(
   if (relative_) {
     target = x.shape();
     for (size_t i = 1; i < inputs.size(); ++i) {
-      auto b = ops::broadcast_shapes(target, inputs[i].shape());
+      auto b = ops::try_broadcast_shapes(target, inputs[i].shape());
       if (!b) return b.error();
       target = *b;
     }

@@ -36,7 +36,7 @@ Shape with_batch(int size, const Shape& s) {
 }
 
 Array build(std::shared_ptr<const Primitive> p, Arrays inputs, const char* op) {
-  return ops::detail::build1(std::move(p), std::move(inputs), {}, op,
+  return ops::impl::build1(std::move(p), std::move(inputs), {}, op,
                              Location::none());
 }
 
@@ -97,7 +97,7 @@ VmapResult Slice::vmap(const Arrays& inputs,
   start.insert(start.begin() + b, 0);
   size.insert(size.begin() + b, x.shape(b));
   step.insert(step.begin() + b, 1);
-  return {{build(ops::detail::make<Slice>(start, size, step), {x}, name())},
+  return {{build(ops::impl::make<Slice>(start, size, step), {x}, name())},
           {b}};
 }
 
@@ -142,7 +142,7 @@ VmapResult Depends::vmap(const Arrays& inputs,
 VmapResult Reduce::vmap(const Arrays& inputs,
                         const std::vector<int>& axes) const {
   int b = axes[0];
-  return {{build(ops::detail::make<Reduce>(type_, lift(axes_, b)), {inputs[0]},
+  return {{build(ops::impl::make<Reduce>(type_, lift(axes_, b)), {inputs[0]},
                  name())},
           {b}};
 }
@@ -150,7 +150,7 @@ VmapResult Reduce::vmap(const Arrays& inputs,
 VmapResult ArgReduce::vmap(const Arrays& inputs,
                            const std::vector<int>& axes) const {
   int b = axes[0];
-  return {{build(ops::detail::make<ArgReduce>(type_, lift(axis_, b)),
+  return {{build(ops::impl::make<ArgReduce>(type_, lift(axis_, b)),
                  {inputs[0]}, name())},
           {b}};
 }
@@ -160,7 +160,7 @@ VmapResult ArgReduce::vmap(const Arrays& inputs,
 VmapResult NumberOf::vmap(const Arrays& inputs,
                           const std::vector<int>& axes) const {
   int b = axes[0];
-  Array n = build(ops::detail::make<NumberOf>(lift(axes_, b), dtype_),
+  Array n = build(ops::impl::make<NumberOf>(lift(axes_, b), dtype_),
                   {inputs[0]}, name());
   return {{ops::broadcast_to(n, {inputs[0].shape(b)})}, {0}};
 }

@@ -32,8 +32,8 @@ Traced trace(const FlatFunction& f, const Arrays& primals, const std::vector<int
   t.tracers = primals;
   for (int i : argnums) {
     if (i < 0 || i >= static_cast<int>(primals.size()))
-      throw Error(ErrorKind::transform, "argnum " + std::to_string(i) + " is out of range for " +
-                                            std::to_string(primals.size()) + " arguments");
+      (Error(ErrorKind::transform, "argnum " + std::to_string(i) + " is out of range for " +
+                                            std::to_string(primals.size()) + " arguments")).raise();
     if (t.ids.count(t.tracers[i].id())) continue;  // a repeated argnum
     t.tracers[i] = transforms::make_tracer(primals[i]);
     t.ids.insert(t.tracers[i].id());
@@ -51,7 +51,7 @@ Array fit(const Array& g, const Array& like, const Primitive& p, const char* mod
     std::ostringstream os;
     os << mode << " of " << p.name() << " gave shape " << g.shape() << " for an input of shape "
        << like.shape();
-    throw Error(ErrorKind::internal, os.str());
+    (Error(ErrorKind::internal, os.str())).raise();
   }
   return g.dtype() == like.dtype() ? g : g.astype(like.dtype());
 }
@@ -140,17 +140,17 @@ void take(Arrays& from, uint32_t begin, uint32_t end, Arrays& out) {
 void check_like(const char* what, const Arrays& expected, const Arrays& given,
                 const std::vector<std::string>& names) {
   if (expected.size() != given.size())
-    throw Error(ErrorKind::transform, std::string(what) + ": expected " + std::to_string(expected.size()) +
-                                          " arrays, got " + std::to_string(given.size()));
+    (Error(ErrorKind::transform, std::string(what) + ": expected " + std::to_string(expected.size()) +
+                                          " arrays, got " + std::to_string(given.size()))).raise();
   transforms::throw_if_failed(given);
   for (size_t i = 0; i < given.size(); ++i) {
     const std::string& name = i < names.size() ? names[i] : std::to_string(i);
-    if (given[i].shape() != expected[i].shape() || !(given[i].dtype() == expected[i].dtype())) {
+    // Only shapes: a cotangent or tangent of another dtype is cast (MLX).
+    if (given[i].shape() != expected[i].shape()) {
       std::ostringstream os;
-      os << what << ": '" << name << "' has shape " << given[i].shape() << " and dtype "
-         << given[i].dtype() << " but must match " << expected[i].shape() << " "
-         << expected[i].dtype();
-      throw Error(ErrorKind::transform, os.str());
+      os << what << ": '" << name << "' has shape " << given[i].shape()
+         << " but must have shape " << expected[i].shape();
+      (Error(ErrorKind::transform, os.str())).raise();
     }
   }
 }
@@ -190,7 +190,8 @@ VjpResult vjp(const FlatFunction& f, const Arrays& primals, const MakeSeeds& see
   }
   for (size_t i = 0; i < seed.size() && i < t.outputs.size(); ++i) {
     int s = cot.root(i, t.outputs[i]);
-    if (s >= 0 && carries[static_cast<size_t>(s)]) accumulate(s, seed[i]);
+    if (s >= 0 && carries[static_cast<size_t>(s)])
+      accumulate(s, cast_to(seed[i], t.outputs[i].dtype()));  // as MLX casts
   }
 
   // Reused across entries: the rules take their arguments as vectors.
@@ -245,9 +246,9 @@ VjpResult vjp(const FlatFunction& f, const Arrays& primals, const MakeSeeds& see
 VjpResult jvp(const FlatFunction& f, const Arrays& primals, const Arrays& tangents,
               const std::vector<int>& argnums) {
   if (tangents.size() != argnums.size())
-    throw Error(ErrorKind::transform, "jvp: " + std::to_string(argnums.size()) +
+    (Error(ErrorKind::transform, "jvp: " + std::to_string(argnums.size()) +
                                           " primals differentiated but " +
-                                          std::to_string(tangents.size()) + " tangents given");
+                                          std::to_string(tangents.size()) + " tangents given")).raise();
   Traced t = trace(f, primals, argnums);
   Tape tape = transforms::walk_tape(t.outputs, t.ids);
   Slots tan(t, tape);

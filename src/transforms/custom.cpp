@@ -2,6 +2,7 @@
 #include "nuvec/primitives/custom.h"
 
 #include "nuvec/ops/ops.h"
+#include "nuvec/transforms/custom.h"
 #include "nuvec/transforms/flat.h"
 #include "ops/builder.h"
 #include "primitives/rules.h"
@@ -41,9 +42,9 @@ Arrays Custom::vjp(const Arrays& primals, const Arrays& cotangents, const std::v
   if (rules_->vjp) {
     grads = rules_->vjp(p, cotangents, outputs);
     if (grads.size() != p.size())
-      throw Error(ErrorKind::transform, rules_->name + ": the vjp rule returned " +
+      (Error(ErrorKind::transform, rules_->name + ": the vjp rule returned " +
                                             std::to_string(grads.size()) + " gradients for " +
-                                            std::to_string(p.size()) + " primals");
+                                            std::to_string(p.size()) + " primals")).raise();
   } else {
     // Recompute f and differentiate it (checkpoint's backward pass). The
     // primals are made to depend on the cotangents, so the recomputation
@@ -67,6 +68,7 @@ Arrays Custom::jvp(const Arrays& primals, const Arrays& tangents, const std::vec
     args.push_back(argnums[i]);
     tans.push_back(tangents[i]);
   }
+  if (rules_->jvp_argnums) return rules_->jvp_argnums(p, tans, args);
   if (rules_->jvp) {
     Arrays full;
     for (int i = 0; i < num_primals_; ++i) full.push_back(rules::zeros_of(p[i]));
@@ -98,13 +100,31 @@ Arrays apply_custom(std::shared_ptr<const CustomRules> rules, const Arrays& prim
   Arrays inputs = primals;
   inputs.insert(inputs.end(), outs.begin(), outs.end());
   int n = static_cast<int>(primals.size());
-  Arrays result = ops::detail::build(std::make_shared<const Custom>(std::move(rules), n),
+  Arrays result = ops::impl::build(std::make_shared<const Custom>(std::move(rules), n),
                                      std::move(inputs), {}, "custom_function", Location::none());
   transforms::throw_if_failed(result);
   return result;
 }
 
 }  // namespace detail
+
+FlatFunction custom_function(FlatFunction fun, std::optional<CustomVjpFn> fun_vjp,
+                             std::optional<CustomJvpFn> fun_jvp,
+                             std::optional<CustomVmapFn> fun_vmap) {
+  if (!fun_vjp && !fun_jvp && !fun_vmap) return fun;  // as MLX: nothing to redefine
+  auto rules = std::make_shared<CustomRules>();
+  rules->f = std::move(fun);
+  if (fun_vjp) rules->vjp = std::move(*fun_vjp);
+  if (fun_jvp) rules->jvp_argnums = std::move(*fun_jvp);
+  if (fun_vmap) rules->vmap = std::move(*fun_vmap);
+  std::shared_ptr<const CustomRules> shared = std::move(rules);
+  return [shared](const Arrays& primals) { return detail::apply_custom(shared, primals); };
+}
+
+FlatFunction custom_vjp(FlatFunction fun, CustomVjpFn fun_vjp) {
+  return custom_function(std::move(fun), std::move(fun_vjp), std::nullopt, std::nullopt);
+}
+
 }  // namespace nuvec
 
 namespace nuvec {

@@ -164,7 +164,7 @@ std::vector<TapeEntry> build_tape(const Arrays& outputs, const IdSet& tracers) {
 }
 
 Array make_tracer(const Array& x) {
-  return ops::detail::build1(ops::detail::make<Reshape>(x.shape()), {x}, {}, "tracer",
+  return ops::impl::build1(ops::impl::make<Reshape>(x.shape()), {x}, {}, "tracer",
                              Location::none());
 }
 
@@ -174,7 +174,7 @@ Array zeros_like_cheap(const Shape& shape, DType dtype) {
 
 void throw_if_failed(const Arrays& arrays) {
   for (const auto& a : arrays)
-    if (const Error* e = a.error()) throw *e;
+    if (const Error* e = a.error()) (e)->raise();
 }
 
 }  // namespace nuvec::transforms

@@ -20,13 +20,38 @@ int batch_size(const Arrays& inputs, const std::vector<int>& axes) {
     if (axes[i] < 0) continue;
     int n = inputs[i].shape(axes[i]);
     if (size >= 0 && n != size)
-      throw Error(ErrorKind::transform, "vmap: inconsistent batch sizes " + std::to_string(size) +
+      (Error(ErrorKind::transform, "vmap: inconsistent batch sizes " + std::to_string(size) +
                                             " and " + std::to_string(n) + " (argument " +
-                                            std::to_string(i) + ")");
+                                            std::to_string(i) + ")")).raise();
     size = n;
   }
-  if (size < 0) throw Error(ErrorKind::transform, "vmap: no argument is batched");
+  if (size < 0) (Error(ErrorKind::transform, "vmap: no argument is batched")).raise();
   return size;
+}
+
+// An empty batch: f runs on zeros of one element's shape, which gives the
+// outputs' shapes and dtypes; the results are empty along the batch axis.
+// Nothing depends on the inputs, which is right: every derivative of an
+// empty result is empty, and a sum over it is zero.
+Arrays empty_batch(const FlatFunction& f, const Arrays& inputs, const std::vector<int>& in_axes,
+                   const std::function<std::vector<int>(const Arrays&)>& out_axes) {
+  Arrays args = inputs;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (in_axes[i] < 0) continue;
+    Shape shape = inputs[i].shape();
+    shape.erase(shape.begin() + in_axes[i]);
+    args[i] = ops::zeros(shape, inputs[i].dtype());
+  }
+  Arrays outputs = f(args);
+  transforms::throw_if_failed(outputs);
+  std::vector<int> want = out_axes(outputs);
+  Arrays result;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    Shape shape = outputs[i].shape();
+    shape.insert(shape.begin() + want[i], 0);
+    result.push_back(ops::zeros(shape, outputs[i].dtype()));
+  }
+  return result;
 }
 
 }  // namespace
@@ -35,6 +60,7 @@ std::vector<Array> vmap(const FlatFunction& f, const Arrays& inputs, const std::
                         const std::function<std::vector<int>(const Arrays&)>& out_axes) {
   transforms::throw_if_failed(inputs);
   int size = batch_size(inputs, in_axes);
+  if (size == 0) return empty_batch(f, inputs, in_axes, out_axes);
   transforms::IdSet ids;
   // Each traced array's batched counterpart, found by id (a flat table).
   transforms::PtrIndex index;

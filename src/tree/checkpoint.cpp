@@ -37,19 +37,22 @@ void check_load(const std::vector<std::pair<std::string, Shape>>& leaves,
   std::string msg = source + ": " + std::to_string(problems.size()) + " problem" +
                     (problems.size() > 1 ? "s" : "") + " loading the tree (unchanged): ";
   for (size_t i = 0; i < problems.size(); ++i) msg += (i ? "; " : "") + problems[i];
-  throw Error(ErrorKind::io, msg);
+  (Error(ErrorKind::io, msg)).raise();
 }
 
 void save_pairs(const std::string& path, const std::vector<std::pair<std::string, Array>>& pairs,
                 const std::map<std::string, std::string>& metadata) {
-  std::map<std::string, Array> arrays;
+  std::unordered_map<std::string, Array> arrays;
   for (const auto& [name, a] : pairs) {
     if (!arrays.emplace(name, a).second)
-      throw Error(ErrorKind::io, path + ": the tree has two leaves named '" + name + "'");
+      (Error(ErrorKind::io, path + ": the tree has two leaves named '" + name + "'")).raise();
   }
-  io::save_safetensors(path, arrays, metadata);
+  io::save_safetensors(path, arrays, {metadata.begin(), metadata.end()});
 }
 
-std::map<std::string, Array> load_file(const std::string& path) { return io::load_safetensors(path); }
+std::map<std::string, Array> load_file(const std::string& path) {
+  auto loaded = io::load_safetensors(path).first;
+  return {loaded.begin(), loaded.end()};
+}
 
 }  // namespace nuvec::tree_detail

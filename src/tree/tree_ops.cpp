@@ -29,13 +29,13 @@ void Replace::finish(const char* what) const {
   if (problems_.empty()) return;
   std::string msg = std::string(what) + ": ";
   for (size_t i = 0; i < problems_.size(); ++i) msg += (i ? "; " : "") + problems_[i];
-  throw Error(ErrorKind::shape_mismatch, msg);
+  (Error(ErrorKind::shape_mismatch, msg)).raise();
 }
 
 void check_leaf_count(const char* what, size_t expected, size_t given) {
   if (expected == given) return;
-  throw Error(ErrorKind::invalid_argument, std::string(what) + ": the tree has " + std::to_string(expected) +
-                                               " leaves but " + std::to_string(given) + " were given");
+  (Error(ErrorKind::invalid_argument, std::string(what) + ": the tree has " + std::to_string(expected) +
+                                               " leaves but " + std::to_string(given) + " were given")).raise();
 }
 
 void check_same_paths(const char* what, const std::vector<std::pair<std::string, Array>>& a,
@@ -43,15 +43,15 @@ void check_same_paths(const char* what, const std::vector<std::pair<std::string,
   size_t n = std::min(a.size(), b.size());
   for (size_t i = 0; i < n; ++i) {
     if (a[i].first != b[i].first)
-      throw Error(ErrorKind::invalid_argument, std::string(what) + ": the trees differ at leaf " +
+      (Error(ErrorKind::invalid_argument, std::string(what) + ": the trees differ at leaf " +
                                                    std::to_string(i) + ": '" + a[i].first + "' vs '" +
-                                                   b[i].first + "'");
+                                                   b[i].first + "'")).raise();
   }
   if (a.size() != b.size()) {
     const auto& extra = a.size() > b.size() ? a[n].first : b[n].first;
-    throw Error(ErrorKind::invalid_argument, std::string(what) + ": the trees have " + std::to_string(a.size()) +
+    (Error(ErrorKind::invalid_argument, std::string(what) + ": the trees have " + std::to_string(a.size()) +
                                                  " and " + std::to_string(b.size()) +
-                                                 " leaves (first unmatched: '" + extra + "')");
+                                                 " leaves (first unmatched: '" + extra + "')")).raise();
   }
 }
 

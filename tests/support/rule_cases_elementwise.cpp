@@ -4,6 +4,8 @@
 
 #include <utility>
 
+#include "random/internal.h"
+
 namespace nuvec::rulecases {
 
 namespace {
@@ -105,6 +107,21 @@ UNARY(Sigmoid, sigmoid, dom::real)
 UNARY(Erf, erf, dom::real)
 UNARY(ErfInv, erfinv, dom::unit)
 #undef UNARY
+
+// MLX's float32 formulas that only the random distributions use
+// (src/random/internal.h); float64 inputs compute in float32.
+#define MLX_UNARY(Name, fn, domain)                                           \
+  RuleCase Case<PrimitiveId::Name>::make(std::mt19937&) {                     \
+    RuleCase c = unary(                                                       \
+        [](const Array& x) { return random::detail::fn(x, {}, NUVEC_LOC); }, \
+        domain);                                                              \
+    for (auto& p : c.probes) p.single_precision();                            \
+    return c;                                                                 \
+  }
+MLX_UNARY(MlxExp, mlx_exp, dom::real)
+MLX_UNARY(MlxErf, mlx_erf, dom::real)
+MLX_UNARY(MlxErfInv, mlx_erfinv, dom::unit)
+#undef MLX_UNARY
 
 #define UNARY_ZERO(Name, op, domain, why)                                    \
   RuleCase Case<PrimitiveId::Name>::make(std::mt19937&) {                    \
@@ -261,8 +278,7 @@ RuleCase Case<PrimitiveId::DivMod>::make(std::mt19937&) {
   // The quotient is piecewise constant (its finite difference is zero);
   // the remainder is differentiable.
   auto divmod = [](const std::vector<Array>& in) {
-    auto [q, r] = ops::divmod(in[0], in[1]);
-    return std::vector<Array>{q, r};
+    return ops::divmod(in[0], in[1]);
   };
   return {{probe("same shape", divmod, {{2, 3}, {2, 3}}, {dom::real, dom::positive}),
            probe("broadcast (3,1) with (1,4)", divmod, {{3, 1}, {1, 4}},

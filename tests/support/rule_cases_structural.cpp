@@ -336,17 +336,16 @@ RuleCase Case<PrimitiveId::ArgPartition>::make(std::mt19937& rng) {
 }
 
 RuleCase Case<PrimitiveId::Scan>::make(std::mt19937&) {
-  ScanOptions rev_excl{true, false};
   return {{probe("cumsum, axis 1", one([](const Array& x) { return ops::cumsum(x, 1); }),
                  {{3, 4}}),
-           probe("cumsum, reverse exclusive, axis 0", one([rev_excl](const Array& x) {
-                   return ops::cumsum(x, 0, rev_excl);
+           probe("cumsum, reverse exclusive, axis 0", one([](const Array& x) {
+                   return ops::cumsum(x, 0, true, false);
                  }),
                  {{3, 2}}),
            probe("cumprod, flattened", one([](const Array& x) { return ops::cumprod(x); }),
                  {{2, 3}}, {dom::nonzero}),
-           probe("cumprod, reverse exclusive", one([rev_excl](const Array& x) {
-                   return ops::cumprod(x, 1, rev_excl);
+           probe("cumprod, reverse exclusive", one([](const Array& x) {
+                   return ops::cumprod(x, 1, true, false);
                  }),
                  {{2, 4}}, {dom::nonzero}),
            probe("cumprod with a zero factor", one([](const Array& x) { return ops::cumprod(x); }),
@@ -354,7 +353,7 @@ RuleCase Case<PrimitiveId::Scan>::make(std::mt19937&) {
            probe("cummax, axis 1", one([](const Array& x) { return ops::cummax(x, 1); }),
                  {{3, 4}}, {dom::distinct}),
            probe("cummin, reverse", one([](const Array& x) {
-                   return ops::cummin(x, 0, ScanOptions{true, true});
+                   return ops::cummin(x, 0, true, true);
                  }),
                  {{4, 2}}, {dom::distinct}),
            probe("logcumsumexp, axis 1", one([](const Array& x) {
@@ -465,7 +464,7 @@ RuleCase Case<PrimitiveId::Fused>::make(std::mt19937&) {
   std::shared_ptr<const Primitive> fused = r.desc()->node->primitive;
   return {{probe("fused exp(x) * y + y",
                  [fused](const Arrays& in) {
-                   return ops::detail::build(fused, in, {}, "fused", Location::none());
+                   return ops::impl::build(fused, in, {}, "fused", Location::none());
                  },
                  {{2, 3}, {2, 3}})}};
 }

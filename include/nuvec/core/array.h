@@ -17,6 +17,12 @@
 
 namespace nuvec {
 
+/// The free functions with MLX's names live in `nuvec::ops`, an inline
+/// namespace: `nuvec::cumsum` and `nuvec::ops::cumsum` are the same function,
+/// so MLX C++ code ports by renaming `mlx::core` to `nuvec` (or keeps the
+/// spec's `namespace mx = nuvec::ops;`).
+inline namespace ops {}
+
 struct ArrayDesc;
 class Array;
 class Operand;
@@ -37,9 +43,12 @@ class Array {
 
   // Metadata, known without evaluating.
   const Shape& shape() const;
-  /// One dimension; a negative axis counts from the end.
+  /// One dimension; a negative axis counts from the end. An axis out of
+  /// range throws std::out_of_range (as nuvec::Error), as MLX.
   int shape(int axis) const;
   const Strides& strides() const;
+  /// One stride (in elements); axes as shape(int).
+  int64_t strides(int axis) const;
   DType dtype() const;
   int64_t size() const;
   int ndim() const;
@@ -64,6 +73,13 @@ class Array {
   /// All elements in row-major order, converted to T; evaluates.
   template <class T>
   std::vector<T> to_vector() const;
+  /// MLX's data<T>(): evaluates and returns the host address of element 0,
+  /// from which the elements lie at strides() (a GPU array is copied to the
+  /// host once). T must be the dtype's C++ type (bool for bool_,
+  /// float16_t, ...): anything else throws std::invalid_argument, where MLX
+  /// reinterprets the bytes. Read-only: arrays are immutable.
+  template <class T>
+  const T* data() const;
 
   // Graph access (for transforms, compile and backends).
   const std::shared_ptr<ArrayDesc>& desc() const { return desc_; }

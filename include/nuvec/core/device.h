@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <ostream>
 #include <variant>
 
@@ -36,7 +37,13 @@ struct Stream {
 /// or a device (its default stream).
 using StreamOrDevice = std::variant<std::monostate, Stream, Device>;
 
-/// Whether a device of this type can run operations in this process.
+/// Whether a device of this type can run operations in this process. As in
+/// MLX, asking for a stream of a device that is not available (the GPU
+/// without one) throws std::invalid_argument (nuvec::Error): default_stream,
+/// new_stream, to_stream, set_default_stream, set_default_device,
+/// with_stream, StreamContext. An operation given such a stream or device
+/// builds its graph (graphs for the GPU can be built and transformed on any
+/// machine) and fails when evaluated.
 bool is_available(Device d);
 /// The default device: the GPU when one is present, else the CPU.
 Device default_device();
@@ -51,9 +58,26 @@ void set_default_stream(Stream s);
 Stream new_stream(Device d);
 /// Resolves an operation's stream argument.
 Stream to_stream(const StreamOrDevice& s);
+namespace detail {
+/// to_stream without the availability check (what operations record).
+Stream resolve_stream(const StreamOrDevice& s);
+}  // namespace detail
 /// Runs `f` with `s` as this thread's default stream, restoring the previous
 /// default afterwards (also when `f` throws).
 void with_stream(const StreamOrDevice& s, const std::function<void()>& f);
+
+/// MLX's StreamContext: `s` is this thread's default stream while the
+/// context lives; the previous default comes back when it is destroyed.
+class StreamContext {
+ public:
+  explicit StreamContext(StreamOrDevice s);
+  ~StreamContext();
+  StreamContext(const StreamContext&) = delete;
+  StreamContext& operator=(const StreamContext&) = delete;
+
+ private:
+  std::optional<Stream> previous_;
+};
 
 /// float32 matrix products on the GPU through TF32 tensor cores: faster,
 /// with operands rounded to 10 bits of mantissa. Off by default (float32

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <exception>
+#include <stdexcept>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,6 +19,7 @@ enum class ErrorKind {
   unsupported_dtype, // a dtype the operation does not accept
   invalid_argument,  // any other bad parameter
   out_of_range,      // an index or value outside its valid range
+  overflow,          // a size or value past the supported range (int dims)
   out_of_memory,     // the allocator refused (memory limit or the system)
   backend,           // a backend library or device failed
   io,                // a file could not be read or written
@@ -40,11 +42,27 @@ struct Location {
 };
 #define NUVEC_LOC ::nuvec::Location(::nuvec::Location::Here{}, __builtin_FILE(), __builtin_LINE())
 
-/// Thrown at boundaries (reading values, check(), transformed functions).
-class Error : public std::exception {
+/// What a failed array remembers, and what boundaries (reading values,
+/// check(), transformed functions, loaders) throw. The object thrown is
+/// always also of the standard class MLX throws for the kind, so that both
+/// `catch (const nuvec::Error&)` and MLX-style `catch (const
+/// std::invalid_argument&)` work (and `catch (const std::exception&)`):
+/// - std::invalid_argument: shape_mismatch, invalid_shape, unsupported_dtype,
+///   invalid_argument, out_of_range (a k or an index: MLX's class for them),
+///   transform;
+/// - std::out_of_range: invalid_axis (and Array::shape(int) out of range);
+/// - std::overflow_error: overflow;
+/// - std::runtime_error: out_of_memory, backend, io, internal.
+/// An Error value itself is not a std::exception (a class cannot derive
+/// from two standard classes without making std::exception ambiguous); throw
+/// it with raise(), never with `throw`.
+class Error {
  public:
   Error(ErrorKind kind, std::string message, std::optional<std::string> op = {},
         Location loc = Location::none());
+  virtual ~Error() = default;
+  Error(const Error&) = default;
+  Error& operator=(const Error&) = default;
   /// The operation that failed ("matmul"), empty when not an op error.
   const std::optional<std::string>& op_name() const { return op_; }
   const std::string& file() const { return file_; }
@@ -53,7 +71,10 @@ class Error : public std::exception {
   /// The reason alone, without op name or location.
   const std::string& message() const { return message_; }
   /// "[op] message (at file:line)".
-  const char* what() const noexcept override { return what_.c_str(); }
+  const char* what() const noexcept { return what_.c_str(); }
+  /// Throws this error as an object of nuvec::Error and of the standard
+  /// class of its kind.
+  [[noreturn]] void raise() const;
 
  private:
   ErrorKind kind_;
@@ -63,6 +84,16 @@ class Error : public std::exception {
   int line_;
   std::string what_;
 };
+
+namespace detail {
+/// The thrown form of an Error: both the Error and the standard exception.
+template <class Std>
+class ThrownError final : public Error, public Std {
+ public:
+  explicit ThrownError(const Error& e) : Error(e), Std(e.what()) {}
+  const char* what() const noexcept override { return Error::what(); }
+};
+}  // namespace detail
 
 /// A value or the error that prevented it (std::expected is C++23).
 template <class T>

@@ -18,6 +18,13 @@ void eval(const std::vector<Array>& arrays);
 /// reading them later (or eval) waits for exactly the work they need.
 void async_eval(const std::vector<Array>& arrays);
 
+/// Waits until all work submitted so far (async_eval on any thread, GPU
+/// kernels on every stream) has finished, as MLX's synchronize(); throws a
+/// failure the GPU reported. The stream form waits for at least that
+/// stream's work.
+void synchronize();
+void synchronize(Stream s);
+
 /// Arrays whose evaluation is put in order but not started (schedule).
 class Scheduled {
  public:

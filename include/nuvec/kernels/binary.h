@@ -202,7 +202,7 @@ struct Power {
       using C = compute_t<T>;
       return T(math::pow(C(x), C(y)));
     } else if constexpr (is_complex_v<T>) {
-      return math::exp(y * math::log(x));
+      return math::pow(x, y);
     } else if constexpr (is_bool_v<T>) {
       return x || !y;
     } else {

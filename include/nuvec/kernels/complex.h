@@ -54,6 +54,21 @@ struct alignas(8) complex64_t {
   float im;
   NUVEC_HOST_DEVICE constexpr complex64_t() : re(0.0f), im(0.0f) {}
   NUVEC_HOST_DEVICE constexpr complex64_t(float r, float i = 0.0f) : re(r), im(i) {}
+  NUVEC_HOST_DEVICE constexpr float real() const { return re; }
+  NUVEC_HOST_DEVICE constexpr float imag() const { return im; }
+#ifndef __CUDACC_RTC__
+  // To and from std::complex<float> (or any type with real() and imag()),
+  // as MLX's complex64_t, without including <complex> here (host code).
+  template <class C, class = decltype(static_cast<const C*>(nullptr)->imag()),
+            class = decltype(C(0.0f, 0.0f))>
+  constexpr complex64_t(const C& c)  // NOLINT: implicit, as std::complex
+      : re(static_cast<float>(c.real())), im(static_cast<float>(c.imag())) {}
+  template <class C, class = decltype(static_cast<const C*>(nullptr)->imag()),
+            class = decltype(C(0.0f, 0.0f))>
+  constexpr operator C() const {  // NOLINT
+    return C(re, im);
+  }
+#endif
 };
 static_assert(sizeof(complex64_t) == 8, "complex64_t must be 8 bytes");
 static_assert(alignof(complex64_t) == 8, "complex64_t must be 8-byte aligned");
@@ -359,6 +374,11 @@ NUVEC_KERNEL_INLINE complex64_t exp(complex64_t z) {
 
 NUVEC_KERNEL_INLINE complex64_t log(complex64_t z) {
   return cdetail::narrow(cdetail::clog(cdetail::widen(z)));
+}
+/// x^y as MLX's exp(y * log(x)), evaluated in double and rounded once.
+NUVEC_KERNEL_INLINE complex64_t pow(complex64_t x, complex64_t y) {
+  return cdetail::narrow(
+      cdetail::cexp(cdetail::mul(cdetail::widen(y), cdetail::clog(cdetail::widen(x)))));
 }
 NUVEC_KERNEL_INLINE complex64_t log2(complex64_t z) {
   cdetail::cd r = cdetail::clog(cdetail::widen(z));

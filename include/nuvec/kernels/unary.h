@@ -7,6 +7,7 @@
 #include "complex.h"
 #include "math_f32_special.h"
 #include "math_f64_special.h"
+#include "mlx_math.h"
 #include "types.h"
 
 namespace nuvec::kernels {
@@ -158,13 +159,29 @@ struct Reciprocal {
   }
 };
 
+// IEEE 754 sign-bit operations on the floating types: abs clears the sign
+// bit and negative flips it, NaN included, on every device (PTX's abs and
+// neg may return a canonical NaN; the 16-bit types are not widened).
+template <class T>
+NUVEC_KERNEL_INLINE T with_sign_bit(T x, bool clear) {
+  if constexpr (is_half_v<T>) {
+    return T::from_bits(u16(clear ? (x.bits & 0x7fffu) : (x.bits ^ 0x8000u)));
+  } else if constexpr (same_v<T, float>) {
+    u32 b = bit_cast<u32>(x);
+    return bit_cast<float>(clear ? (b & 0x7fffffffu) : (b ^ 0x80000000u));
+  } else {
+    u64 b = bit_cast<u64>(x);
+    return bit_cast<double>(clear ? (b & 0x7fffffffffffffffull) : (b ^ 0x8000000000000000ull));
+  }
+}
+
 struct Abs {
   template <class T>
   NUVEC_KERNEL_INLINE auto operator()(T x) const {
     if constexpr (is_complex_v<T>) {
       return math::abs(x);
     } else if constexpr (is_float_v<T>) {
-      return T(__builtin_fabs(compute_t<T>(x)));
+      return with_sign_bit(x, true);
     } else if constexpr (is_signed_int_v<T>) {
       using U = unsigned_t<T>;
       return x < 0 ? T(U(0) - U(x)) : x;  // wraps at the minimum, as in C
@@ -185,7 +202,7 @@ struct Negative {
     } else if constexpr (is_complex_v<T>) {
       return -x;
     } else {
-      return T(-compute_t<T>(x));
+      return with_sign_bit(x, false);
     }
   }
 };

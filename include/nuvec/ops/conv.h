@@ -11,7 +11,7 @@
 
 #include "nuvec/core/array.h"
 
-namespace nuvec::ops {
+namespace nuvec::inline ops {
 
 /// One int for every spatial axis, or one per axis (`{1, 2}` for conv2d).
 template <int N>
@@ -39,9 +39,18 @@ Array conv3d(const Array& input, const Array& weight, PerAxis<3> stride = 1,
 /// The general form: per-axis lists (empty: the default; one value: every
 /// axis), low and high padding (may be negative), kernel and input dilation,
 /// and `flip` for a true convolution (the kernel reversed on spatial axes).
-Array conv_general(const Array& input, const Array& weight, std::vector<int> stride = {},
+/// The first argument is taken by value and the second form's by reference,
+/// as in MLX, so that a call naming every argument picks its form by the
+/// seventh (a list: input_dilation of this form; an int: groups of the
+/// other); shorter calls listing vectors only are ambiguous in both.
+Array conv_general(Array input, const Array& weight, std::vector<int> stride = {},
                    std::vector<int> padding_lo = {}, std::vector<int> padding_hi = {},
                    std::vector<int> kernel_dilation = {},
+                   std::vector<int> input_dilation = {}, int groups = 1, bool flip = false,
+                   StreamOrDevice s = {}, Location loc = NUVEC_LOC);
+/// MLX's form with one padding list for both sides.
+Array conv_general(const Array& input, const Array& weight, std::vector<int> stride,
+                   std::vector<int> padding, std::vector<int> kernel_dilation = {},
                    std::vector<int> input_dilation = {}, int groups = 1, bool flip = false,
                    StreamOrDevice s = {}, Location loc = NUVEC_LOC);
 /// Transposed convolutions (the gradient of conv with respect to its

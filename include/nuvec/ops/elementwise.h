@@ -6,11 +6,12 @@
 
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "nuvec/core/array.h"
 #include "nuvec/ops/op_lists.h"
 
-namespace nuvec::ops {
+namespace nuvec::inline ops {
 
 #define NUVEC_DECLARE_UNARY_OP(name) \
   Array name(const Array& x, StreamOrDevice s = {}, Location loc = NUVEC_LOC);
@@ -34,15 +35,28 @@ Array round(const Array& x, int decimals = 0, StreamOrDevice s = {},
 NUVEC_BINARY_OPS(NUVEC_DECLARE_BINARY_OP)
 #undef NUVEC_DECLARE_BINARY_OP
 
-/// (floor_divide(a, b), remainder(a, b)) computed together.
-std::pair<Array, Array> divmod(const Operand& a, const Operand& b,
-                               StreamOrDevice s = {}, Location loc = NUVEC_LOC);
+/// {floor_divide(a, b), remainder(a, b)} computed together (MLX's vector).
+std::vector<Array> divmod(const Operand& a, const Operand& b, StreamOrDevice s = {},
+                          Location loc = NUVEC_LOC);
+/// Rounds toward zero (integers are returned unchanged).
+Array trunc(const Array& x, StreamOrDevice s = {}, Location loc = NUVEC_LOC);
+/// x itself (MLX's unary plus).
+Array positive(const Array& x, StreamOrDevice s = {}, Location loc = NUVEC_LOC);
+/// Whether exactly one of a and b is true (nonzero), element-wise: bool.
+Array logical_xor(const Operand& a, const Operand& b, StreamOrDevice s = {},
+                  Location loc = NUVEC_LOC);
+/// x with NaN replaced by `nan`, +inf by `posinf` and -inf by `neginf`
+/// (default: the dtype's largest and lowest finite values). Integer and bool
+/// arrays are returned unchanged.
+Array nan_to_num(const Array& x, float nan = 0.0f, std::optional<float> posinf = std::nullopt,
+                 std::optional<float> neginf = std::nullopt, StreamOrDevice s = {},
+                 Location loc = NUVEC_LOC);
 /// cond ? x : y element-wise, broadcasting all three.
 Array where(const Operand& condition, const Operand& x, const Operand& y,
             StreamOrDevice s = {}, Location loc = NUVEC_LOC);
 /// Limits values to [a_min, a_max]; either bound may be absent.
-Array clip(const Array& x, const std::optional<Operand>& a_min,
-           const std::optional<Operand>& a_max, StreamOrDevice s = {},
+Array clip(const Array& x, const std::optional<Operand>& a_min = std::nullopt,
+           const std::optional<Operand>& a_max = std::nullopt, StreamOrDevice s = {},
            Location loc = NUVEC_LOC);
 /// Converts to `dtype` (float to integer truncates; see kernels/cast.h).
 Array astype(const Array& x, DType dtype, StreamOrDevice s = {},
@@ -62,6 +76,10 @@ Array allclose(const Operand& a, const Operand& b, double rtol = 1e-5,
 /// Whether the arrays have one shape and equal values: a 0-d bool array.
 Array array_equal(const Operand& a, const Operand& b, bool equal_nan = false,
                   StreamOrDevice s = {}, Location loc = NUVEC_LOC);
+/// The dtype the arrays promote to together (MLX's result_type).
+DType result_type(const Array& a, const Array& b);
+DType result_type(const Array& a, const Array& b, const Array& c);
+DType result_type(const std::vector<Array>& arrays);
 /// An explicit copy (kept by compile's simplification).
 Array copy(const Array& x, StreamOrDevice s = {}, Location loc = NUVEC_LOC);
 /// `inputs` unchanged, computed only after `dependencies`.

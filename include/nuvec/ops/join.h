@@ -6,7 +6,7 @@
 
 #include "nuvec/core/array.h"
 
-namespace nuvec::ops {
+namespace nuvec::inline ops {
 
 /// Joins arrays along `axis` (negative from the end); dtypes promote, the
 /// other dimensions must match. One array is returned unchanged.
@@ -42,12 +42,26 @@ Array roll(const Array& x, int shift, StreamOrDevice s = {}, Location loc = NUVE
 Array roll(const Array& x, int shift, int axis, StreamOrDevice s = {},
            Location loc = NUVEC_LOC);
 /// Shifts per axis; `shifts` and `axes` have the same length.
-Array roll(const Array& x, const std::vector<int>& shifts, const std::vector<int>& axes,
+Array roll(const Array& x, const Shape& shifts, const std::vector<int>& axes,
            StreamOrDevice s = {}, Location loc = NUVEC_LOC);
-/// An n x m array with ones at and below the k-th diagonal (m = n when
-/// negative).
-Array tri(int n, int m = -1, int k = 0, DType dtype = float32, StreamOrDevice s = {},
-          Location loc = NUVEC_LOC);
+/// One shift for each of the axes.
+Array roll(const Array& x, int shift, const std::vector<int>& axes, StreamOrDevice s = {},
+           Location loc = NUVEC_LOC);
+/// The shifts summed, along one axis or over the flattened array.
+Array roll(const Array& x, const Shape& shifts, int axis, StreamOrDevice s = {},
+           Location loc = NUVEC_LOC);
+Array roll(const Array& x, const Shape& shifts, StreamOrDevice s = {},
+           Location loc = NUVEC_LOC);
+/// The n-th discrete difference along `axis`: x[1:] - x[:-1] applied n
+/// times (not_equal for bool); n = 0 returns x, n past the axis' size gives
+/// an empty axis, a negative n fails.
+Array diff(const Array& x, int n = 1, int axis = -1, StreamOrDevice s = {},
+           Location loc = NUVEC_LOC);
+/// An n x m array with ones at and below the k-th diagonal: MLX's
+/// arange(n)[:, None] >= arange(-k, m - k)[None, :] (a negative n or m
+/// gives an empty axis, as MLX).
+Array tri(int n, int m, int k, DType dtype, StreamOrDevice s = {}, Location loc = NUVEC_LOC);
+Array tri(int n, DType dtype = float32, StreamOrDevice s = {}, Location loc = NUVEC_LOC);
 /// The lower (tril) or upper (triu) triangle of the last two axes from the
 /// k-th diagonal, zeros elsewhere; at least 2-D.
 Array tril(const Array& x, int k = 0, StreamOrDevice s = {}, Location loc = NUVEC_LOC);

@@ -4,7 +4,7 @@
 
 #include "nuvec/core/array.h"
 
-namespace nuvec::ops {
+namespace nuvec::inline ops {
 
 /// a @ b. float32 and float64 go through BLAS; other dtypes through our own
 /// kernels (16-bit floats accumulate in float32).
@@ -16,6 +16,9 @@ Array inner(const Array& a, const Array& b, StreamOrDevice s = {},
 /// Outer product of the flattened arrays.
 Array outer(const Array& a, const Array& b, StreamOrDevice s = {},
             Location loc = NUVEC_LOC);
+/// sum(conj(a) * b) along `axis` (a and b broadcast; as MLX's vecdot).
+Array vecdot(const Array& a, const Array& b, int axis = -1, StreamOrDevice s = {},
+             Location loc = NUVEC_LOC);
 /// alpha * (a @ b) + beta * c: a and b as matmul's, all three promoted to
 /// their common dtype, c broadcast against the product; c is not read when
 /// beta is 0. One AddMM node (docs/semantics.md): on the CPU the bits of

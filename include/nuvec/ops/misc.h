@@ -8,20 +8,30 @@
 #include <vector>
 
 #include "nuvec/core/array.h"
+#include "nuvec/ops/creation.h"
 
-namespace nuvec::ops {
+namespace nuvec::inline ops {
 
-enum class PadMode { constant, edge };
-/// x padded by (before, after) per axis: one pair for every axis or one per
-/// axis; widths must be non-negative. `constant_value` is cast to x's dtype.
-Array pad(const Array& x, const std::vector<std::pair<int, int>>& pad_width,
-          PadMode mode, const Array& constant_value, StreamOrDevice s = {},
+/// x padded by (low, high) widths, MLX's forms: along the listed `axes`
+/// with `low` and `high` per axis; by one (before, after) pair per axis or
+/// one pair (or one width) for every axis. Widths must be non-negative.
+/// Modes: "constant" (`pad_value`, cast to x's dtype), "edge" (the border
+/// value repeated), "reflect" (mirrored without the border: [1 2 3] by 2 is
+/// [3 2 1 2 3 2 1]) and "symmetric" (mirrored with it: [2 1 1 2 3 3 2]);
+/// reflections longer than the axis repeat, as NumPy's.
+Array pad(const Array& x, const std::vector<int>& axes, const Shape& low_pad_size,
+          const Shape& high_pad_size, const Array& pad_value = array(0),
+          const std::string& mode = "constant", StreamOrDevice s = {},
           Location loc = NUVEC_LOC);
 Array pad(const Array& x, const std::vector<std::pair<int, int>>& pad_width,
-          PadMode mode = PadMode::constant, double constant_value = 0,
+          const Array& pad_value = array(0), const std::string& mode = "constant",
           StreamOrDevice s = {}, Location loc = NUVEC_LOC);
-Array pad(const Array& x, int pad_width, PadMode mode = PadMode::constant,
-          double constant_value = 0, StreamOrDevice s = {}, Location loc = NUVEC_LOC);
+Array pad(const Array& x, const std::pair<int, int>& pad_width,
+          const Array& pad_value = array(0), const std::string& mode = "constant",
+          StreamOrDevice s = {}, Location loc = NUVEC_LOC);
+Array pad(const Array& x, int pad_width, const Array& pad_value = array(0),
+          const std::string& mode = "constant", StreamOrDevice s = {},
+          Location loc = NUVEC_LOC);
 /// 1-D: the square matrix with x on the k-th diagonal; 2-D: that diagonal.
 Array diag(const Array& x, int k = 0, StreamOrDevice s = {}, Location loc = NUVEC_LOC);
 /// The diagonal at `offset` of the planes (axis1, axis2), appended as the
@@ -52,21 +62,69 @@ Array tensordot(const Array& a, const Array& b, const std::vector<int>& axes_a,
 /// combine left to right.
 Array einsum(const std::string& subscripts, const std::vector<Array>& operands,
              StreamOrDevice s = {}, Location loc = NUVEC_LOC);
-enum class Side { left, right };
-/// Insertion positions of `values` in the sorted 1-D array (uint32): left is
-/// the first position with sorted[i] >= v, right the first with
+/// Insertion positions of `values` in the sorted 1-D array (uint32):
+/// "left" is the first position with sorted[i] >= v, "right" the first with
 /// sorted[i] > v; NaN sorts last. Computed by comparing every pair.
-Array searchsorted(const Array& sorted, const Array& values, Side side = Side::left,
+Array searchsorted(const Array& sorted, const Array& values, const std::string& side = "left",
                    StreamOrDevice s = {}, Location loc = NUVEC_LOC);
-/// The block of x of shape `slice_size` (x's full shape, as MLX) starting at
-/// the integer array `start` along `axes`. Starts are clamped so the block
-/// stays inside x (MLX does not check them).
+
+// Slices (the static form with strides is in ops/shape.h) and slice
+// updates, MLX's forms. Start, stop and strides have Python's meaning per
+// axis (negative values count from the end, bounds clamp).
+
+/// x[start:stop] with step 1 on every axis (a view); MLX's form with a
+/// stream in the fourth place.
+Array slice(const Array& x, Shape start, Shape stop, StreamOrDevice s,
+            Location loc = NUVEC_LOC);
+/// The block of x of shape `slice_size` (one size per axis, each at most
+/// the axis' size) starting at the integer array `start` (0-d or 1-d, one
+/// entry per listed axis) along the distinct `axes`; 0 on the others.
+/// Starts are clamped into [0, dim - size] so the block stays inside x (MLX
+/// does not check them).
 Array slice(const Array& x, const Array& start, const std::vector<int>& axes,
-            const Shape& slice_size, StreamOrDevice s = {}, Location loc = NUVEC_LOC);
-/// A copy of x with `update` written at `start` along `axes` (clamped as
-/// slice).
+            const Shape& slice_size, StreamOrDevice s = {},
+            Location loc = NUVEC_LOC);
+/// A copy of x with `update` written at `start` along `axes` (start and
+/// axes as slice's, starts clamped likewise). update is converted to x's
+/// dtype; missing leading axes take x's sizes (1 on listed axes), as MLX.
 Array slice_update(const Array& x, const Array& update, const Array& start,
                    const std::vector<int>& axes, StreamOrDevice s = {},
                    Location loc = NUVEC_LOC);
+/// A copy of src with src[start:stop:strides] replaced by `update`
+/// (converted to src's dtype, broadcast to the slice). start, stop and
+/// strides give every axis; strides are not 0.
+Array slice_update(const Array& src, const Array& update, Shape start,
+                   Shape stop, Shape strides, StreamOrDevice s = {},
+                   Location loc = NUVEC_LOC);
+Array slice_update(const Array& src, const Array& update, Shape start,
+                   Shape stop, StreamOrDevice s = {}, Location loc = NUVEC_LOC);
+/// As slice_update, adding the update to the slice.
+Array slice_update_add(const Array& src, const Array& update, Shape start,
+                       Shape stop, Shape strides, StreamOrDevice s = {},
+                       Location loc = NUVEC_LOC);
+Array slice_update_add(const Array& src, const Array& update, Shape start,
+                       Shape stop, StreamOrDevice s = {},
+                       Location loc = NUVEC_LOC);
+/// As slice_update, multiplying the slice by the update.
+Array slice_update_prod(const Array& src, const Array& update, Shape start,
+                        Shape stop, Shape strides, StreamOrDevice s = {},
+                        Location loc = NUVEC_LOC);
+Array slice_update_prod(const Array& src, const Array& update, Shape start,
+                        Shape stop, StreamOrDevice s = {},
+                        Location loc = NUVEC_LOC);
+/// As slice_update, keeping the maximum of the slice and the update.
+Array slice_update_max(const Array& src, const Array& update, Shape start,
+                       Shape stop, Shape strides, StreamOrDevice s = {},
+                       Location loc = NUVEC_LOC);
+Array slice_update_max(const Array& src, const Array& update, Shape start,
+                       Shape stop, StreamOrDevice s = {},
+                       Location loc = NUVEC_LOC);
+/// As slice_update, keeping the minimum of the slice and the update.
+Array slice_update_min(const Array& src, const Array& update, Shape start,
+                       Shape stop, Shape strides, StreamOrDevice s = {},
+                       Location loc = NUVEC_LOC);
+Array slice_update_min(const Array& src, const Array& update, Shape start,
+                       Shape stop, StreamOrDevice s = {},
+                       Location loc = NUVEC_LOC);
 
 }  // namespace nuvec::ops

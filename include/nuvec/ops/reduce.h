@@ -4,10 +4,12 @@
 // float32.
 #pragma once
 
+#include <tuple>
+
 #include "nuvec/core/array.h"
 #include "nuvec/ops/op_lists.h"
 
-namespace nuvec::ops {
+namespace nuvec::inline ops {
 
 // One axis given as an int picks the `int axis` overload (`sum(x, 0)` is
 // the sum over axis 0, as MLX's sum(a, axis)), never the keepdims one.
@@ -51,10 +53,40 @@ Array argmin(const Array& x, int axis, bool keepdims = false,
              StreamOrDevice s = {}, Location loc = NUVEC_LOC);
 Array argmin(const Array& x, bool keepdims = false, StreamOrDevice s = {},
              Location loc = NUVEC_LOC);
-/// exp(x) / sum(exp(x)) over the axes (all when omitted), computed stably;
-/// 16-bit floats compute in float32.
-Array softmax(const Array& x, const Axes& axes, StreamOrDevice s = {},
+/// The number of nonzero (true) elements over all axes, one axis or a list:
+/// int32, as sum of bool.
+Array count_nonzero(const Array& x, bool keepdims = false, StreamOrDevice s = {},
+                    Location loc = NUVEC_LOC);
+Array count_nonzero(const Array& x, int axis, bool keepdims = false, StreamOrDevice s = {},
+                    Location loc = NUVEC_LOC);
+Array count_nonzero(const Array& x, const Axes& axes, bool keepdims = false,
+                    StreamOrDevice s = {}, Location loc = NUVEC_LOC);
+/// The median over all axes, one axis or a list (the mean of the two middle
+/// values for an even count), in at least float32; NaN sorts last.
+Array median(const Array& x, bool keepdims = false, StreamOrDevice s = {},
+             Location loc = NUVEC_LOC);
+Array median(const Array& x, int axis, bool keepdims = false, StreamOrDevice s = {},
+             Location loc = NUVEC_LOC);
+Array median(const Array& x, const Axes& axes, bool keepdims = false, StreamOrDevice s = {},
+             Location loc = NUVEC_LOC);
+/// {min, max} over all axes, one axis or a list.
+std::tuple<Array, Array> minmax(const Array& x, bool keepdims = false, StreamOrDevice s = {},
+                                Location loc = NUVEC_LOC);
+std::tuple<Array, Array> minmax(const Array& x, int axis, bool keepdims = false,
+                                StreamOrDevice s = {}, Location loc = NUVEC_LOC);
+std::tuple<Array, Array> minmax(const Array& x, const Axes& axes, bool keepdims = false,
+                                StreamOrDevice s = {}, Location loc = NUVEC_LOC);
+
+/// exp(x) / sum(exp(x)) over the axes (all when omitted), computed stably,
+/// with MLX's forms: `softmax(x, precise)`, `softmax(x, axis, precise)`,
+/// `softmax(x, axes, precise)`. Integer and bool inputs give float32; 16-bit
+/// floats always compute in float32 (the `precise` result; the flag is
+/// accepted for MLX's signatures). An empty input is returned as it is.
+Array softmax(const Array& x, const Axes& axes, bool precise = false,
+              StreamOrDevice s = {}, Location loc = NUVEC_LOC);
+Array softmax(const Array& x, bool precise = false, StreamOrDevice s = {},
               Location loc = NUVEC_LOC);
-Array softmax(const Array& x, StreamOrDevice s = {}, Location loc = NUVEC_LOC);
+Array softmax(const Array& x, int axis, bool precise = false,
+              StreamOrDevice s = {}, Location loc = NUVEC_LOC);
 
 }  // namespace nuvec::ops

@@ -3,21 +3,11 @@
 // after every number. Invalid axes and kth/k out of range give failed arrays.
 #pragma once
 
+#include <optional>
+
 #include "nuvec/core/array.h"
 
-namespace nuvec {
-
-/// Options of the scans: `reverse` accumulates from the end; an exclusive
-/// scan (`inclusive = false`) leaves each element out of its own result and
-/// starts from the identity.
-struct ScanOptions {
-  bool reverse = false;
-  bool inclusive = true;
-};
-
-}  // namespace nuvec
-
-namespace nuvec::ops {
+namespace nuvec::inline ops {
 
 /// The values sorted along `axis` (stable; NaN last); any dtype.
 Array sort(const Array& x, int axis, StreamOrDevice s = {}, Location loc = NUVEC_LOC);
@@ -42,31 +32,40 @@ Array argpartition(const Array& x, int kth, StreamOrDevice s = {}, Location loc 
 Array topk(const Array& x, int k, int axis, StreamOrDevice s = {}, Location loc = NUVEC_LOC);
 Array topk(const Array& x, int k, StreamOrDevice s = {}, Location loc = NUVEC_LOC);
 
-/// Cumulative sum along `axis`. The dtype is kept, except bool gives int32
-/// (MLX: small integers are not widened, unlike sum).
-Array cumsum(const Array& x, int axis, ScanOptions opt = {}, StreamOrDevice s = {},
+// Scans, with MLX's positional forms: `(x, reverse, inclusive)` over the
+// flattened array and `(x, axis, reverse, inclusive)` along an axis.
+// `reverse` accumulates from the end; an exclusive scan (`inclusive =
+// false`) leaves each element out of its own result and starts from the
+// identity. A bool second argument is `reverse`, an int one the axis.
+#define NUVEC_DECLARE_SCAN(name)                                             \
+  Array name(const Array& x, bool reverse = false, bool inclusive = true,     \
+             StreamOrDevice s = {}, Location loc = NUVEC_LOC);                \
+  Array name(const Array& x, int axis, bool reverse = false,                  \
+             bool inclusive = true, StreamOrDevice s = {},                    \
              Location loc = NUVEC_LOC);
-Array cumsum(const Array& x, ScanOptions opt = {}, StreamOrDevice s = {},
-             Location loc = NUVEC_LOC);
-/// Cumulative product; keeps the dtype.
-Array cumprod(const Array& x, int axis, ScanOptions opt = {}, StreamOrDevice s = {},
-              Location loc = NUVEC_LOC);
-Array cumprod(const Array& x, ScanOptions opt = {}, StreamOrDevice s = {},
-              Location loc = NUVEC_LOC);
+#define NUVEC_DECLARE_TYPED_SCAN(name)                                       \
+  Array name(const Array& x, bool reverse = false, bool inclusive = true,     \
+             std::optional<DType> dtype = std::nullopt, StreamOrDevice s = {}, \
+             Location loc = NUVEC_LOC);                                       \
+  Array name(const Array& x, bool reverse, bool inclusive, StreamOrDevice s,  \
+             Location loc = NUVEC_LOC);                                       \
+  Array name(const Array& x, int axis, bool reverse = false,                  \
+             bool inclusive = true, std::optional<DType> dtype = std::nullopt, \
+             StreamOrDevice s = {}, Location loc = NUVEC_LOC);                \
+  Array name(const Array& x, int axis, bool reverse, bool inclusive,          \
+             StreamOrDevice s, Location loc = NUVEC_LOC);
+/// Cumulative sum; `dtype` converts x first. The dtype is kept, except
+/// bool gives int32 (MLX: small integers are not widened, unlike sum).
+NUVEC_DECLARE_TYPED_SCAN(cumsum)
+/// Cumulative product; `dtype` converts x first; keeps the dtype.
+NUVEC_DECLARE_TYPED_SCAN(cumprod)
 /// Cumulative maximum; NaN propagates; keeps the dtype.
-Array cummax(const Array& x, int axis, ScanOptions opt = {}, StreamOrDevice s = {},
-             Location loc = NUVEC_LOC);
-Array cummax(const Array& x, ScanOptions opt = {}, StreamOrDevice s = {},
-             Location loc = NUVEC_LOC);
+NUVEC_DECLARE_SCAN(cummax)
 /// Cumulative minimum; NaN propagates; keeps the dtype.
-Array cummin(const Array& x, int axis, ScanOptions opt = {}, StreamOrDevice s = {},
-             Location loc = NUVEC_LOC);
-Array cummin(const Array& x, ScanOptions opt = {}, StreamOrDevice s = {},
-             Location loc = NUVEC_LOC);
+NUVEC_DECLARE_SCAN(cummin)
 /// log(cumsum(exp(x))) computed stably; bool and integers give float32.
-Array logcumsumexp(const Array& x, int axis, ScanOptions opt = {}, StreamOrDevice s = {},
-                   Location loc = NUVEC_LOC);
-Array logcumsumexp(const Array& x, ScanOptions opt = {}, StreamOrDevice s = {},
-                   Location loc = NUVEC_LOC);
+NUVEC_DECLARE_SCAN(logcumsumexp)
+#undef NUVEC_DECLARE_SCAN
+#undef NUVEC_DECLARE_TYPED_SCAN
 
 }  // namespace nuvec::ops

@@ -18,6 +18,10 @@ struct CustomRules {
   std::function<Arrays(const Arrays&)> f;
   std::function<Arrays(const Arrays& primals, const Arrays& cotangents, const Arrays& outputs)> vjp;
   std::function<Arrays(const Arrays& primals, const Arrays& tangents)> jvp;
+  /// MLX's jvp rule, used instead of jvp when set: tangents only of the
+  /// differentiated primals, whose indices are `argnums`.
+  std::function<Arrays(const Arrays& primals, const Arrays& tangents, const std::vector<int>& argnums)>
+      jvp_argnums;
   std::function<std::pair<Arrays, std::vector<int>>(const Arrays& inputs, const std::vector<int>& axes)>
       vmap;
   std::string name = "custom_function";

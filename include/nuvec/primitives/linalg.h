@@ -81,12 +81,36 @@ class Arange : public PrimitiveBase<PrimitiveId::Arange> {
 ///     (columns), from the lower triangle or the upper when `upper`;
 ///   eigvalsh: eigenvalues only;
 ///   solve: inputs a [..., N, N] and b [..., N, R] of one batch shape, out
-///     [..., N, R].
-/// A singular matrix (inv, solve), a matrix that is not positive definite
-/// (cholesky) or a non-converging iteration fails at evaluation.
+///     [..., N, R];
+///   lu_factor: LU [..., M, N] (L below the diagonal, its unit diagonal
+///     implied, U on and above), pivots [..., K] and row indices [..., M]
+///     (uint32, 0-based): LAPACK swapped row i with pivots[i] in turn, and
+///     A[i] = (L U)[rows[i]];
+///   tri_inv: [..., N, N], the inverse of the lower (upper when `upper`)
+///     triangle of A, zero on the other side;
+///   eig: eigenvalues [..., N] and right eigenvectors [..., N, N] (columns,
+///     unit 2-norm), complex64 whatever the input (float32, float64 or
+///     complex64); eigvals: eigenvalues only.
+/// A singular matrix (inv, solve, tri_inv), a matrix that is not positive
+/// definite (cholesky), a non-finite input (eig) or a non-converging
+/// iteration fails at evaluation; lu_factor of a singular matrix succeeds (U
+/// has a zero on its diagonal).
 class Linalg : public PrimitiveBase<PrimitiveId::Linalg> {
  public:
-  enum class Op { inv, cholesky, qr, svd, svdvals, eigh, eigvalsh, solve };
+  enum class Op {
+    inv,
+    cholesky,
+    qr,
+    svd,
+    svdvals,
+    eigh,
+    eigvalsh,
+    solve,
+    lu_factor,
+    tri_inv,
+    eig,
+    eigvals
+  };
   explicit Linalg(Op op, bool upper = false) : op_(op), upper_(upper) {}
   Op op() const { return op_; }
   bool upper() const { return upper_; }

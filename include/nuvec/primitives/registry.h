@@ -48,7 +48,10 @@
   X(IsFinite, to_bool)            \
   X(Conjugate, numeric)           \
   X(Real, complex_part)           \
-  X(Imag, complex_part)
+  X(Imag, complex_part)           \
+  X(MlxExp, floating)             \
+  X(MlxErf, floating)             \
+  X(MlxErfInv, floating)
 
 // Element-wise binary primitives on operands of one dtype (ops promote and
 // broadcast first): X(Name, dtype rule). Functors kernels::Name in

@@ -1,6 +1,7 @@
 // custom_function and checkpoint, over trees and over positional arrays.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <type_traits>
@@ -9,6 +10,7 @@
 #include "nuvec/primitives/custom.h"
 #include "nuvec/random.h"
 #include "nuvec/transforms/flat.h"
+#include "nuvec/transforms/signature.h"
 #include "nuvec/tree/ops.h"
 
 namespace nuvec {
@@ -44,6 +46,29 @@ class KeyReplay {
 };
 
 }  // namespace transforms_detail
+
+/// MLX's vjp rule: (primals, cotangents, outputs) -> one vjp per primal.
+using CustomVjpFn = std::function<std::vector<Array>(
+    const std::vector<Array>&, const std::vector<Array>&, const std::vector<Array>&)>;
+/// MLX's jvp rule: (primals, tangents, argnums) -> one tangent per output;
+/// `tangents` holds the tangents of the primals listed in `argnums` only.
+using CustomJvpFn = std::function<std::vector<Array>(
+    const std::vector<Array>&, const std::vector<Array>&, const std::vector<int>&)>;
+/// MLX's vmap rule: (inputs, axes) -> {outputs, output axes}; axis -1: not
+/// batched.
+using CustomVmapFn = std::function<std::pair<std::vector<Array>, std::vector<int>>(
+    const std::vector<Array>&, const std::vector<int>&)>;
+
+/// MLX's custom_function: fun with the rules given replacing vjp, jvp and
+/// vmap of fun (a rule not given falls back to transforming fun, which
+/// runs it again); with no rule it returns fun itself, as MLX does. The
+/// one-argument custom_function(f) is nuvec's CustomFunction below.
+FlatFunction custom_function(FlatFunction fun, std::optional<CustomVjpFn> fun_vjp,
+                             std::optional<CustomJvpFn> fun_jvp = std::nullopt,
+                             std::optional<CustomVmapFn> fun_vmap = std::nullopt);
+
+/// MLX's custom_vjp: custom_function(fun, fun_vjp).
+FlatFunction custom_vjp(FlatFunction fun, CustomVjpFn fun_vjp);
 
 /// A function of positional arrays with custom transform rules (the flat
 /// form of custom_function): with_vjp(g) takes g(primals, cotangents,
@@ -122,8 +147,22 @@ class CustomFunction {
     return {f_, v_, j_, std::forward<G>(g), checkpoint_};
   }
 
+  /// MLX's call of a custom function of positional arrays (a braced list
+  /// of inputs works too).
+  std::vector<Array> operator()(const std::vector<Array>& primals) const
+    requires transforms_detail::arrays_to_arrays<F>
+  {
+    return call(primals);
+  }
   template <Tree P>
+    requires std::is_invocable_v<const F&, const P&>
   auto operator()(const P& primals) const {
+    return call(primals);
+  }
+
+ private:
+  template <Tree P>
+  auto call(const P& primals) const {
     using R = std::remove_cvref_t<std::invoke_result_t<const F&, const P&>>;
     auto out_like = std::make_shared<std::optional<R>>();
     auto replay = std::make_shared<transforms_detail::KeyReplay>();
@@ -159,7 +198,6 @@ class CustomFunction {
     return tree_replace_leaves(**out_like, outs);
   }
 
- private:
   F f_;
   V v_;
   J j_;
@@ -168,7 +206,8 @@ class CustomFunction {
 };
 
 /// Wraps f (a function of a tree, returning a tree) so that transforms use
-/// the rules set with with_vjp, with_jvp and with_vmap.
+/// the rules set with with_vjp, with_jvp and with_vmap. For f of one
+/// std::vector<Array> the result is also MLX's custom_function(f).
 template <class F>
 CustomFunction<std::decay_t<F>> custom_function(F&& f) {
   return CustomFunction<std::decay_t<F>>(std::forward<F>(f));
@@ -177,7 +216,9 @@ CustomFunction<std::decay_t<F>> custom_function(F&& f) {
 /// f with gradient checkpointing: values and derivatives equal f's, but f's
 /// intermediates are not kept for the backward pass; f runs again to
 /// differentiate, and random numbers drawn inside f are drawn again with the
-/// same key (so dropout masks match).
+/// same key (so dropout masks match). For f of one std::vector<Array> it is
+/// MLX's checkpoint(fun): call it with the inputs (or a braced list), or
+/// keep it as a std::function.
 template <class F>
 CustomFunction<std::decay_t<F>> checkpoint(F&& f) {
   return CustomFunction<std::decay_t<F>>(std::forward<F>(f), {}, {}, {}, true);

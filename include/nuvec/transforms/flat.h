@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,14 +20,15 @@ struct CustomRules;
 using FlatFunction = std::function<std::vector<Array>(const std::vector<Array>&)>;
 
 /// Reverse mode: runs f on `primals` and returns {outputs, vjps}: one
-/// gradient per primal, for one cotangent per output (same shapes and
-/// dtypes as the outputs, else nuvec::Error naming the output).
+/// gradient per primal, for one cotangent per output (the outputs' shapes,
+/// else nuvec::Error naming the output; cast to the outputs' dtypes).
 std::pair<std::vector<Array>, std::vector<Array>> vjp_flat(const FlatFunction& f,
                                                            const std::vector<Array>& primals,
                                                            const std::vector<Array>& cotangents);
 
 /// Forward mode: runs f on `primals` and returns {outputs, jvps}: one
-/// tangent per output, for one tangent per primal.
+/// tangent per output, for one tangent per primal (the primal's shape;
+/// cast to its dtype).
 std::pair<std::vector<Array>, std::vector<Array>> jvp_flat(const FlatFunction& f,
                                                            const std::vector<Array>& primals,
                                                            const std::vector<Array>& tangents);
@@ -41,16 +43,42 @@ value_and_grad_flat(FlatFunction f, std::vector<int> argnums = {0});
 /// arguments at `argnums`.
 FlatFunction grad_flat(FlatFunction f, std::vector<int> argnums = {0});
 
+/// vmap's in axes, one per argument (empty: axis 0 for every argument).
+/// Given as ints (a braced list of ints, a std::vector<int>: MLX's C++
+/// form), -1 means "not mapped", as in MLX; given as std::optional<int>
+/// (a list with a std::nullopt, a std::vector<std::optional<int>>),
+/// std::nullopt means not mapped and every negative axis counts from the
+/// end, so `{0, std::optional<int>(-1)}` maps the second argument's last
+/// axis. Other negative ints (-2, ...) count from the end in both forms.
+class VmapInAxes {
+ public:
+  VmapInAxes() = default;
+  VmapInAxes(std::initializer_list<int> axes) : VmapInAxes(std::vector<int>(axes)) {}
+  VmapInAxes(const std::vector<int>& axes) {
+    for (int a : axes) axes_.push_back(a == -1 ? std::nullopt : std::optional<int>(a));
+  }
+  VmapInAxes(std::initializer_list<std::optional<int>> axes) : axes_(axes) {}
+  VmapInAxes(std::vector<std::optional<int>> axes) : axes_(std::move(axes)) {}
+  /// One entry per argument; std::nullopt: not mapped.
+  const std::vector<std::optional<int>>& axes() const { return axes_; }
+  bool empty() const { return axes_.empty(); }
+  size_t size() const { return axes_.size(); }
+  const std::optional<int>& operator[](size_t i) const { return axes_[i]; }
+
+ private:
+  std::vector<std::optional<int>> axes_;
+};
+
 /// f vectorized over a batch axis: `in_axes` has one entry per argument
-/// (nullopt: not batched; empty: axis 0 for every argument), `out_axes` one
-/// per output (empty: 0 for every output). Negative axes count from the end.
-FlatFunction vmap_flat(FlatFunction f, std::vector<std::optional<int>> in_axes = {},
-                       std::vector<int> out_axes = {});
+/// (see VmapInAxes: std::nullopt, or -1 given as an int, means not batched;
+/// empty: axis 0 for every argument), `out_axes` one per output (empty: 0
+/// for every output; negative axes count from the end, -1 is the last).
+/// A batch of size 0 gives empty outputs of the right shapes and dtypes.
+FlatFunction vmap_flat(FlatFunction f, VmapInAxes in_axes = {}, std::vector<int> out_axes = {});
 
 namespace detail {
 
-/// Checks the cotangents against the outputs (or tangents against the
-/// primals): same count, shapes and dtypes; errors name `names[i]`.
+/// Gives the cotangents of the outputs (checked against them).
 using MakeSeeds = std::function<std::vector<Array>(const std::vector<Array>& outputs)>;
 
 struct VjpResult {
@@ -80,8 +108,9 @@ std::vector<Array> vmap(const FlatFunction& f, const std::vector<Array>& inputs,
 std::vector<Array> apply_custom(std::shared_ptr<const CustomRules> rules,
                                 const std::vector<Array>& primals);
 
-/// Checks `given` against `expected` (count, shapes, dtypes), naming
-/// `what` and names[i]; throws nuvec::Error (transform).
+/// Checks `given` against `expected` (count and shapes; dtypes may differ:
+/// the engines cast, as MLX), naming `what` and names[i]; throws
+/// nuvec::Error (transform).
 void check_like(const char* what, const std::vector<Array>& expected,
                 const std::vector<Array>& given, const std::vector<std::string>& names);
 

@@ -50,8 +50,11 @@ void tree_load_flat(T& tree, const std::map<std::string, Array>& arrays,
 }
 
 /// Writes the leaves of `tree` as a safetensors file, each named by its path
-/// (MLX's tree_flatten names), evaluating them.
+/// (MLX's tree_flatten names), evaluating them. A lone Array is not a
+/// checkpoint here: `save(path, array)` is MLX's npy save (io.h); write one
+/// array as safetensors with save_safetensors.
 template <Tree T>
+  requires(!std::is_same_v<T, Array>)
 void save(const std::string& path, const T& tree,
           const std::map<std::string, std::string>& metadata = {}) {
   tree_detail::save_pairs(path, tree_flatten(tree), metadata);

@@ -59,8 +59,8 @@ void eval(const BinaryPrimitive<Id, R>&, const Arrays& in, Arrays& out) {
       binary_loop<T>(in[0], in[1], out[0].shape(),
                      [dst](int64_t i, T x, T y) { dst[i] = F{}(x, y); });
     } else {
-      throw Error(ErrorKind::unsupported_dtype,
-                  std::string("no CPU kernel for dtype ") + std::string(dtype_name(in[0].dtype())));
+      (Error(ErrorKind::unsupported_dtype,
+                  std::string("no CPU kernel for dtype ") + std::string(dtype_name(in[0].dtype())))).raise();
     }
   });
 }
@@ -81,7 +81,7 @@ void eval(const DivMod&, const Arrays& in, Arrays& out) {
         r[i] = kernels::Remainder{}(x, y);
       });
     } else {
-      throw Error(ErrorKind::unsupported_dtype, "divmod: no CPU kernel for this dtype");
+      (Error(ErrorKind::unsupported_dtype, "divmod: no CPU kernel for this dtype")).raise();
     }
   });
 }

@@ -58,12 +58,12 @@ void eval(const StopGradient&, const Arrays& in, Arrays& out) { copy_general(in[
 void eval(const Reshape&, const Arrays& in, Arrays& out) { copy_general(in[0], out[0]); }
 // A compile placeholder has no values: the traced function evaluated it.
 void eval(const Placeholder&, const Arrays&, Arrays&) {
-  throw Error(ErrorKind::transform,
+  (Error(ErrorKind::transform,
               "the function evaluated an array while compile traced it (values do not exist "
-              "during the trace); evaluate outside the compiled function");
+              "during the trace); evaluate outside the compiled function")).raise();
 }
 // A user's CUDA kernel has no CPU version (fast::CudaKernel).
-void eval(const CudaKernel& p, const Arrays&, Arrays&) { throw p.gpu_only(); }
+void eval(const CudaKernel& p, const Arrays&, Arrays&) { (p.gpu_only()).raise(); }
 // Custom's outputs are views of its trailing inputs; copied only if asked.
 void eval(const Custom& p, const Arrays& in, Arrays& out) {
   for (size_t i = 0; i < out.size(); ++i) copy_general(in[p.num_primals() + i], out[i]);

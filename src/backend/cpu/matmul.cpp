@@ -61,6 +61,27 @@ Array dense_as(const Array& x) {
   return out;
 }
 
+// BLAS's complex products form ac - bd and ad + bc, which give NaN where a
+// product overflows or meets an infinity (inf - inf); nuvec's complex
+// multiply recovers the infinities (C99 Annex G, as MLX's std::complex). A
+// NaN output is recomputed with the element-wise functors: each product with
+// recovery, summed in order.
+void fix_nonfinite(int m, int n, int k, const complex64_t* a, MatrixView va,
+                   const complex64_t* b, MatrixView vb, complex64_t* c) {
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      complex64_t& o = c[int64_t(i) * n + j];
+      if (o.re == o.re && o.im == o.im) continue;
+      complex64_t acc(0.0f, 0.0f);
+      for (int p = 0; p < k; ++p) {
+        const complex64_t x = va.transposed ? a[p * va.ld + i] : a[i * va.ld + p];
+        const complex64_t y = vb.transposed ? b[j * vb.ld + p] : b[p * vb.ld + j];
+        acc = kernels::Add{}(acc, kernels::Multiply{}(x, y));
+      }
+      o = acc;
+    }
+}
+
 template <class T>
 void matmul_blas(const Array& a0, const Array& b0, Array& out) {
   int nd = a0.ndim();
@@ -85,9 +106,12 @@ void matmul_blas(const Array& a0, const Array& b0, Array& out) {
   for_each_offset(batch, sb, 0, [&](int64_t o) { ob.push_back(o); });
   const T* pa = ptr<T>(a);
   const T* pb = ptr<T>(b);
-  for (size_t i = 0; i < oa.size(); ++i)
-    gemm<T>(va.transposed, vb.transposed, m, n, k, pa + oa[i], va.ld, pb + ob[i], vb.ld,
-            c + int64_t(i) * m * n);
+  for (size_t i = 0; i < oa.size(); ++i) {
+    T* ci = c + int64_t(i) * m * n;
+    gemm<T>(va.transposed, vb.transposed, m, n, k, pa + oa[i], va.ld, pb + ob[i], vb.ld, ci);
+    if constexpr (std::is_same_v<T, complex64_t>)
+      fix_nonfinite(m, n, k, pa + oa[i], va, pb + ob[i], vb, ci);
+  }
 }
 
 // out = (alpha != 1 ? out * A : out) + (beta != 1 ? c * B : c) with the

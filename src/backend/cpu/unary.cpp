@@ -61,11 +61,11 @@ void eval(const UnaryPrimitive<Id, R>&, const Arrays& in, Arrays& out) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_invocable_v<F, T>) {
       if (dtype_v<std::decay_t<decltype(F{}(T{}))>> != out[0].dtype())
-        throw Error(ErrorKind::internal, "unary kernel output dtype mismatch");
+        (Error(ErrorKind::internal, "unary kernel output dtype mismatch")).raise();
       unary_typed<F, T>(in[0], out[0]);
     } else {
-      throw Error(ErrorKind::unsupported_dtype,
-                  std::string("no CPU kernel for dtype ") + std::string(dtype_name(in[0].dtype())));
+      (Error(ErrorKind::unsupported_dtype,
+                  std::string("no CPU kernel for dtype ") + std::string(dtype_name(in[0].dtype())))).raise();
     }
   });
 }

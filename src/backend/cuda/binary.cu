@@ -13,7 +13,7 @@ void launch_binary(PrimitiveId id, const Array& a, const Array& b, Array& out, v
     return binary<PrimitiveId::Name>(a, b, out, s);
     NUVEC_BINARY_PRIMITIVES(NUVEC_CASE)
 #undef NUVEC_CASE
-    default: throw Error(ErrorKind::internal, "launch_binary: not a binary primitive");
+    default: (Error(ErrorKind::internal, "launch_binary: not a binary primitive")).raise();
   }
 }
 

@@ -62,9 +62,9 @@ void launch_cuda_kernel(const CudaKernel& k, const std::vector<Array>& given,
   const CudaKernelParams& p = k.params();
   auto cs = static_cast<cudaStream_t>(stream);
   if (!k.module())
-    throw Error(ErrorKind::backend,
+    (Error(ErrorKind::backend,
                 cuda_kernel_label(p.name) +
-                    " was not compiled: no GPU when it was called");
+                    " was not compiled: no GPU when it was called")).raise();
   const void* fn = module_kernel(*k.module(), p.function);
   if (p.shared_memory > 48 * 1024)  // above the default limit: an opt-in
     allow_shared_memory(fn, p.shared_memory, (cuda_kernel_label(p.name) + ": shared_memory").c_str());

@@ -100,17 +100,17 @@ bool launch_data(const Primitive& p, const std::vector<Array>& in,
       data::im2col(static_cast<const Im2Col&>(p), in[0], out[0], s);
       return true;
     case PrimitiveId::Linalg:
-      throw Error(
+      (Error(
           ErrorKind::backend,
           std::string("[linalg] ") +
               linalg_op_name(static_cast<const Linalg&>(p).op()) +
               " runs on the CPU only (as MLX's linalg): use a CPU stream, e.g. "
-              "linalg::inv(x, Device::cpu)");
+              "linalg::inv(x, Device::cpu)")).raise();
     case PrimitiveId::Placeholder:  // the CPU's message (cpu/copy.cpp)
-      throw Error(ErrorKind::transform,
+      (Error(ErrorKind::transform,
                   "the function evaluated an array while compile traced it "
                   "(values do not exist "
-                  "during the trace); evaluate outside the compiled function");
+                  "during the trace); evaluate outside the compiled function")).raise();
     default:
       return false;
   }

@@ -47,7 +47,7 @@ void by_word(const char* what, int itemsize, F&& f) {
     case 4: return f(uint32_t{});
     case 8: return f(uint64_t{});
     default:
-      throw Error(ErrorKind::internal, std::string(what) + ": unexpected item size " + std::to_string(itemsize));
+      (Error(ErrorKind::internal, std::string(what) + ": unexpected item size " + std::to_string(itemsize))).raise();
   }
 }
 

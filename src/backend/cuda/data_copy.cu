@@ -38,8 +38,8 @@ void copy_elements(const Array& in, void* dst, const Strides& dst_strides,
   if (n == 0) return;
   auto c = cpu::collapse<2>(in.shape(), {&in.strides(), &dst_strides});
   if (c.shape.size() > static_cast<size_t>(ew::kMaxDims))
-    throw Error(ErrorKind::backend,
-                "GPU copies take at most 8 collapsed dimensions");
+    (Error(ErrorKind::backend,
+                "GPU copies take at most 8 collapsed dimensions")).raise();
   const int item = in.itemsize();
   const char* src = static_cast<const char*>(in.desc()->data->ptr);
   if (c.shape.size() == 1 && c.strides[0][0] == 1 && c.strides[1][0] == 1) {
@@ -49,8 +49,8 @@ void copy_elements(const Array& in, void* dst, const Strides& dst_strides,
                                     static_cast<size_t>(n) * item,
                                     cudaMemcpyDeviceToDevice, s);
     if (e != cudaSuccess)
-      throw Error(ErrorKind::backend,
-                  std::string("GPU copy: ") + cudaGetErrorString(e));
+      (Error(ErrorKind::backend,
+                  std::string("GPU copy: ") + cudaGetErrorString(e))).raise();
     return;
   }
   Layout l;

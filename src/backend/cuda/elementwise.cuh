@@ -163,7 +163,7 @@ inline Layout layout_of(const std::vector<const Array*>& inputs, const Shape& sh
   for (size_t k = 0; k < 3; ++k) st[k] = k < inputs.size() ? &inputs[k]->strides() : &zero;
   auto c = cpu::collapse<3>(shape, st);
   if (c.shape.size() > kMaxDims)
-    throw Error(ErrorKind::backend, "GPU element-wise kernels take at most 8 collapsed dimensions");
+    (Error(ErrorKind::backend, "GPU element-wise kernels take at most 8 collapsed dimensions")).raise();
   l.ndim = static_cast<int>(c.shape.size());
   for (int d = 0; d < l.ndim; ++d) {
     l.shape[d] = c.shape[d];
@@ -194,12 +194,12 @@ T* dev_out(Array& a) {
 inline void check_launch(const char* what) {
   cudaError_t e = cudaGetLastError();
   if (e != cudaSuccess)
-    throw Error(ErrorKind::backend, std::string("CUDA launch of ") + what + " failed: " + cudaGetErrorString(e));
+    (Error(ErrorKind::backend, std::string("CUDA launch of ") + what + " failed: " + cudaGetErrorString(e))).raise();
 }
 
 [[noreturn]] inline void no_kernel(const char* what, DType d) {
-  throw Error(ErrorKind::unsupported_dtype,
-              std::string("no GPU kernel for ") + what + " on " + std::string(dtype_name(d)));
+  (Error(ErrorKind::unsupported_dtype,
+              std::string("no GPU kernel for ") + what + " on " + std::string(dtype_name(d)))).raise();
 }
 
 template <PrimitiveId Id>

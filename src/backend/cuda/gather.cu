@@ -83,8 +83,8 @@ __global__ void im2col_kernel(const W* x, W* o, int64_t total,
 ew::Layout layout1(const Shape& shape, const Strides& strides, int64_t offset) {
   auto c = cpu::collapse<1>(shape, {&strides});
   if (c.shape.size() > static_cast<size_t>(ew::kMaxDims))
-    throw Error(ErrorKind::backend,
-                "GPU data kernels take at most 8 collapsed dimensions");
+    (Error(ErrorKind::backend,
+                "GPU data kernels take at most 8 collapsed dimensions")).raise();
   ew::Layout l;
   l.ndim = static_cast<int>(c.shape.size());
   l.offset[0] = offset;
@@ -123,8 +123,8 @@ void take(const Take& p, const Array& x, const Array& indices, Array& out,
             static_cast<W*>(out.desc()->data->ptr) + out.desc()->offset, total,
             g);
       } else {
-        throw Error(ErrorKind::unsupported_dtype,
-                    "take: indices must be integers");
+        (Error(ErrorKind::unsupported_dtype,
+                    "take: indices must be integers")).raise();
       }
     });
   });
@@ -137,7 +137,7 @@ void im2col(const Im2Col& p, const Array& x, Array& out, cudaStream_t s) {
   Im2ColGeometry g;
   g.d = x.ndim() - 2;
   if (g.d < 1 || g.d > 3)
-    throw Error(ErrorKind::internal, "im2col: 1 to 3 spatial axes");
+    (Error(ErrorKind::internal, "im2col: 1 to 3 spatial axes")).raise();
   for (int a = 0; a < g.d; ++a) {
     g.out_size[a] = out.shape(1 + a);
     g.kernel_size[a] = out.shape(1 + g.d + a);

@@ -22,7 +22,7 @@ namespace blas {
 
 void check(cublasStatus_t st, const char* what) {
   if (st != CUBLAS_STATUS_SUCCESS)
-    throw Error(ErrorKind::backend, std::string(what) + " failed (cuBLAS status " + std::to_string(int(st)) + ")");
+    (Error(ErrorKind::backend, std::string(what) + " failed (cuBLAS status " + std::to_string(int(st)) + ")")).raise();
 }
 
 Types types_of(DType d) {
@@ -32,7 +32,7 @@ Types types_of(DType d) {
   if (d == complex64) return {CUDA_C_32F, CUBLAS_COMPUTE_32F, CUDA_C_32F};
   if (d == float16) return {CUDA_R_16F, CUBLAS_COMPUTE_32F, CUDA_R_32F};
   if (d == bfloat16) return {CUDA_R_16BF, CUBLAS_COMPUTE_32F, CUDA_R_32F};
-  throw Error(ErrorKind::unsupported_dtype, "no GPU matmul for " + std::string(dtype_name(d)));
+  (Error(ErrorKind::unsupported_dtype, "no GPU matmul for " + std::string(dtype_name(d)))).raise();
 }
 
 View view_of(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
@@ -135,7 +135,7 @@ void launch_matmul(const Array& a0, const Array& b0, Array& out, void* stream, S
   if (out.size() == 0) return;
   if (k == 0) {
     if (cudaMemsetAsync(out.desc()->data->ptr, 0, out.nbytes(), s) != cudaSuccess)
-      throw Error(ErrorKind::backend, "cudaMemsetAsync failed");
+      (Error(ErrorKind::backend, "cudaMemsetAsync failed")).raise();
     return;
   }
   DType d = out.dtype();

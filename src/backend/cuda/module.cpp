@@ -101,7 +101,7 @@ void check_driver(CUresult r, const char* what) {
   if (r == CUDA_SUCCESS) return;
   const char* name = nullptr;
   if (driver().error_name(r, &name) != CUDA_SUCCESS || !name) name = "an unknown CUDA driver error";
-  throw Error(ErrorKind::backend, std::string(what) + ": " + name);
+  (Error(ErrorKind::backend, std::string(what) + ": " + name)).raise();
 }
 
 // CUDA graphs of kernel nodes in a chain, one per sequence of (function,
@@ -336,8 +336,8 @@ void flush_locked(Batches& b, CUstream stream) {
 
 void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess)
-    throw Error(ErrorKind::backend,
-                std::string(what) + ": " + cudaGetErrorString(e));
+    (Error(ErrorKind::backend,
+                std::string(what) + ": " + cudaGetErrorString(e))).raise();
 }
 
 const void* module_kernel(const GpuModule& m, const std::string& name) {

@@ -18,7 +18,7 @@ using kernels::U32Pair;
 
 void check_launch(const char* what) {
   cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess) throw Error(ErrorKind::backend, std::string(what) + ": " + cudaGetErrorString(e));
+  if (e != cudaSuccess) (Error(ErrorKind::backend, std::string(what) + ": " + cudaGetErrorString(e))).raise();
 }
 
 // Word w of key k's block of `bytes` bytes, the last one truncated.
@@ -86,7 +86,7 @@ void launch_random_bits(const RandomBits& p, const Array& keys, Array& out, void
   int64_t word_stride = st.back();
   int64_t key_stride = keys.ndim() >= 2 ? st[keys.ndim() - 2] : 0;
   if (keys.ndim() > 2 && !keys.desc()->row_contiguous)
-    throw Error(ErrorKind::backend, "GPU random bits need a dense batch of keys");
+    (Error(ErrorKind::backend, "GPU random bits need a dense batch of keys")).raise();
   const unsigned* kp = static_cast<const unsigned*>(keys.desc()->data->ptr) + keys.desc()->offset;
   int64_t count = out.size() / num_keys;
   if (p.unit_uniform()) {

@@ -170,7 +170,7 @@ void reduce_typed(const Array& in, Array& out, const ReduceLayout& l, cudaStream
   dispatch_dtype(in.dtype(), [&](auto a) {
     using In = typename decltype(a)::type;
     using Out = typename out_of<type, In>::type;
-    if (dtype_v<Out> != out.dtype()) throw Error(ErrorKind::internal, "reduce: unexpected output dtype");
+    if (dtype_v<Out> != out.dtype()) (Error(ErrorKind::internal, "reduce: unexpected output dtype")).raise();
     using A = acc_t<In, Out>;
     unsigned grid = static_cast<unsigned>(std::min<int64_t>(outputs, 65535));
     if (outputs > 0)
@@ -179,12 +179,12 @@ void reduce_typed(const Array& in, Array& out, const ReduceLayout& l, cudaStream
           static_cast<Out*>(out.desc()->data->ptr) + out.desc()->offset, outputs, l);
   });
   cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess) throw Error(ErrorKind::backend, std::string("reduce launch: ") + cudaGetErrorString(e));
+  if (e != cudaSuccess) (Error(ErrorKind::backend, std::string("reduce launch: ") + cudaGetErrorString(e))).raise();
 }
 
 Dims dims_of(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides) {
   Dims d;
-  if (shape.size() > kMax) throw Error(ErrorKind::backend, "GPU reductions take at most 8 collapsed dimensions");
+  if (shape.size() > kMax) (Error(ErrorKind::backend, "GPU reductions take at most 8 collapsed dimensions")).raise();
   d.n = static_cast<int>(shape.size());
   for (int k = 0; k < d.n; ++k) {
     d.shape[k] = shape[k];

@@ -94,7 +94,7 @@ class Allocator {
         release_cache_locked();
       }
       if (!p && active_ + size > limit_)
-        throw Error(ErrorKind::out_of_memory, "GPU memory limit reached (" + std::to_string(limit_) + " bytes)");
+        (Error(ErrorKind::out_of_memory, "GPU memory limit reached (" + std::to_string(limit_) + " bytes)")).raise();
       active_ += size;
       peak_ = std::max(peak_, active_);
     }
@@ -105,7 +105,7 @@ class Allocator {
       if (cudaMalloc(&p, size) != cudaSuccess) {
         cudaGetLastError();
         active_ -= size;
-        throw Error(ErrorKind::out_of_memory, "cudaMalloc of " + std::to_string(size) + " bytes failed");
+        (Error(ErrorKind::out_of_memory, "cudaMalloc of " + std::to_string(size) + " bytes failed")).raise();
       }
     }
     auto d = std::make_shared<Data>();
@@ -339,7 +339,7 @@ bool available() { return device().ok; }
 std::string unavailable_reason() { return device().why; }
 
 std::shared_ptr<Data> allocate(size_t nbytes, Stream s) {
-  if (!available()) throw Error(ErrorKind::backend, "the GPU is not available: " + unavailable_reason());
+  if (!available()) (Error(ErrorKind::backend, "the GPU is not available: " + unavailable_reason())).raise();
   return allocator().allocate(nbytes, stream_for(s));
 }
 
@@ -455,8 +455,8 @@ void eval(const Primitive& p, const std::vector<Array>& raw_in, std::vector<Arra
                  id == PrimitiveId::StopGradient) {
         launch_cast(in[0], out[0], cs);  // a copy in the input's logical order
       } else if (!launch_data(p, in, out, cs, s) && !launch_sort_scan(p, in, out, cs, s)) {
-        throw Error(ErrorKind::backend, std::string("no GPU kernel for ") + primitive_name(id) +
-                                            " yet (docs/gpu-status.md)");
+        (Error(ErrorKind::backend, std::string("no GPU kernel for ") + primitive_name(id) +
+                                            " yet (docs/gpu-status.md)")).raise();
       }
   }
   for (auto& o : out)

@@ -207,7 +207,7 @@ unsigned grid_for(int64_t work) {
 
 void check_launch() {
   cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess) throw Error(ErrorKind::backend, std::string("scan launch: ") + cudaGetErrorString(e));
+  if (e != cudaSuccess) (Error(ErrorKind::backend, std::string("scan launch: ") + cudaGetErrorString(e))).raise();
 }
 
 template <ST type, class In, class U>
@@ -247,7 +247,7 @@ void scan_dispatch(const Scan& p, const Array& in, Array& out, const RowLayout& 
   dispatch_dtype(in.dtype(), [&](auto ti) {
     using In = typename decltype(ti)::type;
     using U = type_of_t<scan_output_dtype(type, dtype_v<In>).val>;
-    if (!(dtype_v<U> == out.dtype())) throw Error(ErrorKind::internal, "scan: unexpected output dtype");
+    if (!(dtype_v<U> == out.dtype())) (Error(ErrorKind::internal, "scan: unexpected output dtype")).raise();
     scan_typed<type, In, U>(p, in, out, l, st, s);
   });
 }

@@ -92,8 +92,8 @@ void fold_typed(const Array& upd, Array& out, const uint64_t* keys,
 
 void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess)
-    throw Error(ErrorKind::backend,
-                std::string("scatter: ") + what + ": " + cudaGetErrorString(e));
+    (Error(ErrorKind::backend,
+                std::string("scatter: ") + what + ": " + cudaGetErrorString(e))).raise();
 }
 
 }  // namespace
@@ -105,7 +105,7 @@ void scatter(const Scatter& p, const Array& x, const Array& positions,
   const int64_t n = x.size();
   if (u == 0 || n == 0) return;  // (the rule refuses updates of an empty array)
   if (out.shape() != x.shape() || !out.desc()->row_contiguous)
-    throw Error(ErrorKind::internal, "scatter: the output must be dense");
+    (Error(ErrorKind::internal, "scatter: the output must be dense")).raise();
   Layout l = ew::layout_of({&positions, &updates}, positions.shape());
 
   Scratch keys_in(u * sizeof(uint64_t), st), order_in(u * sizeof(uint64_t), st);
@@ -117,8 +117,8 @@ void scatter(const Scatter& p, const Array& x, const Array& positions,
           static_cast<const I*>(positions.desc()->data->ptr),
           keys_in.as<uint64_t>(), order_in.as<uint64_t>(), u, n, l);
     } else {
-      throw Error(ErrorKind::unsupported_dtype,
-                  "scatter: positions must be integers");
+      (Error(ErrorKind::unsupported_dtype,
+                  "scatter: positions must be integers")).raise();
     }
   });
   ew::check_launch("Scatter (keys)");

@@ -99,7 +99,7 @@ unsigned grid_for(int64_t work) {
 void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) {
     cudaGetLastError();
-    throw Error(ErrorKind::backend, std::string("sort: ") + what + ": " + cudaGetErrorString(e));
+    (Error(ErrorKind::backend, std::string("sort: ") + what + ": " + cudaGetErrorString(e))).raise();
   }
 }
 

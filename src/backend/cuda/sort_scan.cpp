@@ -26,7 +26,7 @@ RowLayout row_layout(const Array& in, int axis) {
   l.rows = shape_size(shape);
   auto c = cpu::collapse<1>(shape, {&strides});
   if (c.shape.size() > RowLayout::kMaxDims)
-    throw Error(ErrorKind::backend, "GPU sorts and scans take at most 8 collapsed dimensions");
+    (Error(ErrorKind::backend, "GPU sorts and scans take at most 8 collapsed dimensions")).raise();
   l.ndim = static_cast<int>(c.shape.size());
   for (int d = 0; d < l.ndim; ++d) {
     l.shape[d] = c.shape[d];

@@ -13,7 +13,7 @@ void launch_unary(PrimitiveId id, const Array& in, Array& out, void* stream) {
     return unary<PrimitiveId::Name>(in, out, s);
     NUVEC_UNARY_PRIMITIVES(NUVEC_CASE)
 #undef NUVEC_CASE
-    default: throw Error(ErrorKind::internal, "launch_unary: not a unary primitive");
+    default: (Error(ErrorKind::internal, "launch_unary: not a unary primitive")).raise();
   }
 }
 
