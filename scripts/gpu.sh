@@ -2,7 +2,9 @@
 # Builds nuvec with the CUDA backend and runs the whole test suite (the GPU
 # is then the default device: the GPU tests first, in groups, then the rest)
 # and the GPU benchmarks, on a machine with an NVIDIA GPU (docs/gpu-status.md records the
-# latest result). Usage: scripts/gpu.sh [build dir]
+# latest result). Usage: scripts/gpu.sh [build dir] [matmul]: with
+# `matmul`, only the matmul table (bench/gpu_matmul_bench, and torch's
+# figures for the same products).
 #
 # A machine without Debian's packages and without a network (the H200 of
 # docs/gpu-status.md) can be given .deb files of the build's dependencies
@@ -12,6 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-build/gpu}
+only=${2:-}
 extra=()
 if [ -n "${NUVEC_DEBS:-}" ]; then
   root=/tmp/nuvec-deps
@@ -26,7 +29,14 @@ fi
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNUVEC_BUILD_EXAMPLES=OFF \
   -DNUVEC_BUILD_FUZZ=OFF "${extra[@]}"
-cmake --build "$dir" --target nuvec_tests gpu_bench gpu_compile_bench -j "$(nproc)"
+if [ "$only" = matmul ]; then
+  cmake --build "$dir" --target gpu_matmul_bench -j "$(nproc)"
+  status=0
+  "$dir/bench/gpu_matmul_bench" || status=$?
+  python3 tools/peer_gpu_bench.py --matmul || status=$?
+  exit $status
+fi
+cmake --build "$dir" --target nuvec_tests gpu_bench gpu_compile_bench gpu_matmul_bench -j "$(nproc)"
 status=0
 # In groups, so that a crash in one leaves the others' results.
 for group in 'Gpu.*:GpuMemory*' 'GpuRegistry*:GpuOpsRegistry*' 'GpuSortScan*' 'GpuCompile*:GpuTable*' 'GpuCudaKernel*:CudaKernel*' '-Gpu*:CudaKernel*'; do
@@ -34,8 +44,10 @@ for group in 'Gpu.*:GpuMemory*' 'GpuRegistry*:GpuOpsRegistry*' 'GpuSortScan*' 'G
 done
 "$dir/bench/gpu_bench" || status=$?
 "$dir/bench/gpu_compile_bench" || status=$?
+"$dir/bench/gpu_matmul_bench" || status=$?
 if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
   python3 tools/peer_gpu_bench.py || status=$?
+  python3 tools/peer_gpu_bench.py --matmul || status=$?
   [ -n "${NUVEC_PEERS_COMPILE:-}" ] && { python3 tools/peer_gpu_bench.py --compile || status=$?; }
   [ -n "${NUVEC_PEERS_COMPILE:-}" ] && { python3 tools/peer_gpu_bench.py --step || status=$?; }
 fi

@@ -6,6 +6,8 @@
 
 #include <nuvec/nuvec.h>
 
+#include "../fuzz/fuzz_ops_extreme.h"
+
 using namespace nuvec;
 
 namespace {
@@ -17,7 +19,10 @@ struct Fuzzer {
     switch (pick(0, 9)) {
       case 0: return -pick(1, 3);
       case 1: return 0;
-      case 2: return 1 << 30;
+      case 2: {
+        static constexpr int huge[] = {1 << 30, 2147483647, 65536, 715827883};
+        return huge[pick(0, 3)];
+      }
       default: return pick(1, 4);
     }
   }
@@ -95,4 +100,28 @@ TEST(Fuzz, OpConstructorsNeverCrash) {
       default: settle(ops::searchsorted(x, y)); break;
     }
   }
+}
+
+// The same ops at extreme sizes (fuzz/fuzz_ops_extreme.h): dimensions and
+// products near 2^31, 2^32, 2^62, 2^64 / itemsize and 2^64, zeros next to
+// huge dimensions, arguments near INT_MIN and INT_MAX. Each result is
+// evaluated under a 16 MiB memory limit, where a refused allocation passes.
+TEST(Fuzz, ExtremeSizesNeverCrashOrWrap) {
+  struct Seeded {
+    std::mt19937 rng{2026};
+    int pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); }
+  } src;
+  size_t old_limit = set_memory_limit(size_t(16) << 20);
+  fuzz::ExtremeOps<Seeded> ops_at_extremes(src);
+  for (int iter = 0; iter < 20000; ++iter) {
+    ops_at_extremes.run_one();
+    ASSERT_EQ(ops_at_extremes.fault(), "") << "iteration " << iter;
+  }
+  set_memory_limit(old_limit);
+  // All three endings were reached, many times each: refused at build,
+  // evaluated, refused by the memory limit.
+  const auto& n = ops_at_extremes.counts();
+  EXPECT_GT(n.failed, 2000);
+  EXPECT_GT(n.evaluated, 2000);
+  EXPECT_GT(n.refused, 200);
 }

@@ -299,7 +299,7 @@ void io_error_or_arrays(F&& f) {
 // dimensions multiply past int64 made row_major_strides overflow (UBSan).
 TEST(IoFuzzRegression, ZeroSizeShapeWhoseStridesOverflow) {
   std::string bytes =
-      npy("{'descr': '<f2', 'fortran_order': True, 'shape': (01912597,77 "
+      npy("{'descr': '<f2', 'fortran_order': True, 'shape': (1912597,77 "
           ",147,47,74\r\r\r\r\r\r\r"
           " ,7\r,47,74136\r\r,4732, 4, 0), }         ");
   auto m = io::detail::Mapping::copy_of(bytes.data(), bytes.size());

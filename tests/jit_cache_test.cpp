@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "compile/jit.h"
+#include "support/child.h"
 #include "support/bits.h"
 #include "support/cpu_default.h"
 #include <nuvec/compile.h>
@@ -31,6 +32,7 @@
 
 using namespace nuvec;
 using nuvec::testing::bits_of;
+using nuvec::testing::run_child;
 namespace fs = std::filesystem;
 
 namespace {
@@ -99,28 +101,6 @@ bool eventually(F done) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return done();
-}
-
-// Runs this test binary's `filter` in a child process with `env` added;
-// true when it exited with status 0.
-bool run_child(const std::string& filter, const std::vector<std::string>& env) {
-  std::string arg = "--gtest_filter=" + filter;
-  std::vector<char*> argv{const_cast<char*>("/proc/self/exe"), arg.data(), nullptr};
-  std::vector<std::string> extra = env;
-  std::vector<char*> envp;
-  for (char** e = environ; *e; ++e) envp.push_back(*e);
-  for (auto& e : extra) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-  pid_t pid;
-  int rc = posix_spawn(&pid, "/proc/self/exe", &fa, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) return false;
-  int status = 0;
-  if (waitpid(pid, &status, 0) != pid) return false;
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 // The offset and size of the .text section of a 64-bit ELF file.

@@ -231,3 +231,23 @@ TEST(Linalg, BatchedBroadcastAndNonContiguous) {
 
 }  // namespace
 }  // namespace nuvec
+
+// A NaN entry makes every entry of the inverse NaN (LAPACK's pivoting
+// through NaN comparisons used to leave a 0 in the all-NaN 2x2).
+TEST(LinalgNaN, InverseOfAMatrixWithNaNIsAllNaN) {
+  using namespace nuvec;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (const Array& m : {array({nan, nan, nan, nan}, {2, 2}),
+                         array({2.0f, 1.0f, 0.0f, 1.0f, nan, 1.0f, 0.0f, 1.0f, 3.0f}, {3, 3})}) {
+    for (DType dt : {float32, float64}) {
+      Array inv = linalg::inv(m.astype(dt), Device::cpu);
+      auto v = inv.astype(float32).to_vector<float>();
+      for (float x : v) EXPECT_TRUE(std::isnan(x)) << inv;
+    }
+  }
+  // Batches: only the matrix with the NaN.
+  Array b = stack({array({2.0f, 0.0f, 0.0f, 4.0f}, {2, 2}), array({nan, 1.0f, 1.0f, 1.0f}, {2, 2})});
+  auto v = linalg::inv(b, Device::cpu).to_vector<float>();
+  EXPECT_EQ(std::vector<float>(v.begin(), v.begin() + 4), (std::vector<float>{0.5f, 0.0f, 0.0f, 0.25f}));
+  for (int i = 4; i < 8; ++i) EXPECT_TRUE(std::isnan(v[i]));
+}

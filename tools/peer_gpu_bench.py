@@ -10,6 +10,9 @@ the optimizer step of `gpu_compile_bench step` (Adam over 32 parameters).
 `--only PREFIX` limits `--compile` to the functions whose names start so;
 `--accuracy` measures the float32 sin/cos chain's error against float64
 (torch eager and torch.compile) and prints the math torch.compile emits.
+`--matmul` prints torch.matmul's TFLOP/s for bench/gpu_matmul_bench.cpp's
+rows (the same products, layouts and per-call method: 60 less 20 calls
+back to back, median of 5).
 `--rounds K` measures each back-to-back figure K times (printed as a
 range), `--no-jax` leaves jax.jit out.
 """
@@ -271,7 +274,54 @@ def torch_step():
     print(f"| eager in place, one CUDA graph | {times[True]:.1f} | {times[False]:.1f} |")
 
 
+MATMUL_PRODUCTS = [  # bench/gpu_matmul_bench.cpp's kProducts: name, m, k, n, ta, tb
+    ("square 1024", 1024, 1024, 1024, False, False),
+    ("square 2048", 2048, 2048, 2048, False, False),
+    ("square 4096", 4096, 4096, 4096, False, False),
+    ("square 8192", 8192, 8192, 8192, False, False),
+    ("gpt qkv x W (16384x384x1152)", 16384, 384, 1152, False, False),
+    ("gpt proj (16384x384x384)", 16384, 384, 384, False, False),
+    ("gpt up (16384x384x1536)", 16384, 384, 1536, False, False),
+    ("gpt down (16384x1536x384)", 16384, 1536, 384, False, False),
+    ("gpt head (16384x384x96)", 16384, 384, 96, False, False),
+    ("gpt dX = dY W^T (16384x1536x384)", 16384, 1536, 384, False, True),
+    ("gpt dW = X^T dY (384x16384x1536)", 384, 16384, 1536, True, False),
+    ("gpt dW = X^T dY (1536x16384x384)", 1536, 16384, 384, True, False),
+]
+
+
+def torch_matmul():
+    torch.backends.cuda.matmul.allow_tf32 = False
+    print(f"torch {torch.__version__} on {torch.cuda.get_device_name()}: matmul TFLOP/s per call")
+    print("| product | dtype | torch |\n|---|---|---|")
+
+    def per_call(f):
+        def run(calls):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                f()
+            torch.cuda.synchronize()
+            return (time.perf_counter() - t0) * 1e3
+        run(20)
+        return sorted((run(60) - run(20)) / 40 for _ in range(5))[2]
+
+    for dt in (torch.bfloat16, torch.float16, torch.float32):
+        for name, m, k, n, ta, tb in MATMUL_PRODUCTS:
+            if dt == torch.float32 and m * k * n > 4096 ** 3:
+                continue
+            a = torch.randn((k, m) if ta else (m, k), device="cuda", dtype=dt)
+            b = torch.randn((n, k) if tb else (k, n), device="cuda", dtype=dt)
+            a = a.t() if ta else a
+            b = b.t() if tb else b
+            t = per_call(lambda: a @ b)
+            print(f"| {name} | {str(dt).replace('torch.', '')} | {2 * m * k * n / (t * 1e9):.1f} |")
+
+
 if __name__ == "__main__":
+    if "--matmul" in sys.argv:
+        torch_matmul()
+        sys.exit(0)
     if "--step" in sys.argv:
         torch_step()
         sys.exit(0)

@@ -30,6 +30,17 @@ struct CompileOptions {
   size_t cache_capacity = 64;
 };
 
+/// MLX's switches: after disable_compile() every compiled function (compile,
+/// compile_flat, compile_mut) runs its function uncompiled, as MLX does;
+/// enable_compile() turns compilation back on. The environment variable
+/// NUVEC_DISABLE_COMPILE (any value but "0" or empty), read at the first
+/// compiled call, starts the process disabled (MLX_DISABLE_COMPILE's role).
+/// Traces already cached are kept and replayed again once enabled.
+void disable_compile();
+void enable_compile();
+/// Whether compiled functions compile now (enable/disable_compile).
+bool compile_enabled();
+
 /// The CPU code generator of fused regions (docs/compile.md).
 namespace jit {
 
@@ -132,7 +143,8 @@ using TraceFn = std::function<std::vector<Array>(const std::vector<Array>& place
 /// The shared state of one compiled function: its cache of traces.
 class CompiledCore {
  public:
-  explicit CompiledCore(CompileOptions options);
+  /// `site`: where compile() was called (named in errors of fused steps).
+  CompiledCore(CompileOptions options, Location site);
   ~CompiledCore();
   /// Replays the trace for `key` on `inputs` (tracing first on a miss);
   /// `out_like` receives the output structure stored with the trace. Throws
@@ -166,13 +178,13 @@ class CompiledCore {
 template <class F>
 class Compiled {
  public:
-  Compiled(F f, CompileOptions options)
-      : f_(std::move(f)), core_(std::make_shared<detail::CompiledCore>(options)) {}
+  Compiled(F f, CompileOptions options, Location site = Location::none())
+      : f_(std::move(f)), core_(std::make_shared<detail::CompiledCore>(options, site)) {}
 
   template <Tree... Args>
   auto operator()(const Args&... args) const {
     using R = std::remove_cvref_t<std::invoke_result_t<const F&, const Args&...>>;
-    if (detail::trace_depth() > 0) return R(f_(args...));
+    if (detail::trace_depth() > 0 || !compile_enabled()) return R(f_(args...));
     auto all = std::forward_as_tuple(args...);
     std::vector<Array> leaves;
     TreeDef def = tree_def(all, leaves);
@@ -219,18 +231,27 @@ class Compiled {
 };
 
 template <class F>
-Compiled<std::decay_t<F>> compile(F&& f, CompileOptions options = {}) {
-  return Compiled<std::decay_t<F>>(std::forward<F>(f), options);
+Compiled<std::decay_t<F>> compile(F&& f, CompileOptions options = {}, Location site = NUVEC_LOC) {
+  return Compiled<std::decay_t<F>>(std::forward<F>(f), options, site);
+}
+
+/// MLX's compile(fun, shapeless): `compile(f, true)` is
+/// `compile(f, {.shapeless = true})`.
+template <class F>
+Compiled<std::decay_t<F>> compile(F&& f, bool shapeless, Location site = NUVEC_LOC) {
+  return Compiled<std::decay_t<F>>(std::forward<F>(f), CompileOptions{.shapeless = shapeless}, site);
 }
 
 /// compile over positional arrays: one trace per input signature.
-inline Compiled<FlatFunction> compile_flat(FlatFunction f, CompileOptions options = {}) {
-  return Compiled<FlatFunction>(std::move(f), options);
+inline Compiled<FlatFunction> compile_flat(FlatFunction f, CompileOptions options = {},
+                                           Location site = NUVEC_LOC) {
+  return Compiled<FlatFunction>(std::move(f), options, site);
 }
 
 /// compile_flat with options first (the spec's compile_flat_with).
-inline Compiled<FlatFunction> compile_flat_with(CompileOptions options, FlatFunction f) {
-  return Compiled<FlatFunction>(std::move(f), options);
+inline Compiled<FlatFunction> compile_flat_with(CompileOptions options, FlatFunction f,
+                                                Location site = NUVEC_LOC) {
+  return Compiled<FlatFunction>(std::move(f), options, site);
 }
 
 /// A compiled stateful step, as MLX's mx.compile(step, inputs=state,
@@ -242,13 +263,13 @@ inline Compiled<FlatFunction> compile_flat_with(CompileOptions options, FlatFunc
 template <class F>
 class CompiledMut {
  public:
-  CompiledMut(F f, CompileOptions options)
-      : f_(std::move(f)), core_(std::make_shared<detail::CompiledCore>(options)) {}
+  CompiledMut(F f, CompileOptions options, Location site = Location::none())
+      : f_(std::move(f)), core_(std::make_shared<detail::CompiledCore>(options, site)) {}
 
   template <Tree S, Tree I>
   auto operator()(S& state, const I& inputs) const {
     using R = std::remove_cvref_t<std::invoke_result_t<const F&, S&, const I&>>;
-    if (detail::trace_depth() > 0) return R(f_(state, inputs));
+    if (detail::trace_depth() > 0 || !compile_enabled()) return R(f_(state, inputs));
     Array& rng = random::KeySequence::thread_default().state();
     std::vector<Array> leaves;  // the state's, then the inputs' (one visit)
     TreeDef def = tree_def(std::forward_as_tuple(state, inputs), leaves);
@@ -297,8 +318,9 @@ class CompiledMut {
 };
 
 template <class F>
-CompiledMut<std::decay_t<F>> compile_mut(F&& f, CompileOptions options = {}) {
-  return CompiledMut<std::decay_t<F>>(std::forward<F>(f), options);
+CompiledMut<std::decay_t<F>> compile_mut(F&& f, CompileOptions options = {},
+                                         Location site = NUVEC_LOC) {
+  return CompiledMut<std::decay_t<F>>(std::forward<F>(f), options, site);
 }
 
 }  // namespace nuvec

@@ -18,6 +18,7 @@
 
 #include "nuvec/core/array.h"
 #include "nuvec/core/device.h"
+#include "nuvec/load_options.h"
 
 namespace nuvec::io {
 
@@ -44,6 +45,19 @@ using GGUFLoad = std::pair<std::unordered_map<std::string, Array>,
 /// arrays are an error. `s` is accepted for MLX's signature; the arrays are
 /// constants in host memory.
 GGUFLoad load_gguf(const std::string& file, StreamOrDevice s = {});
+
+namespace detail {
+GGUFLoad load_gguf_with(const std::string& file, const LoadOptions& options);
+}  // namespace detail
+
+/// load_gguf with `options`: `load_gguf(path, {.copy = true})` reads the file
+/// into an allocator buffer instead of mapping it (LoadOptions). (A template
+/// only so that MLX's `load_gguf(path, {})` still means the overload above.)
+template <class = void>
+GGUFLoad load_gguf(const std::string& file, LoadOptions options,
+                   StreamOrDevice = {}) {
+  return detail::load_gguf_with(file, options);
+}
 
 /// Writes `array_map` (evaluated first; float32, float16, int8, int16 and
 /// int32 only, as MLX) and `meta_data` as a GGUF version 3 file, appending

@@ -16,7 +16,9 @@
 // stay valid.
 //
 // The file must not be modified in place while arrays loaded from it are
-// alive (as with numpy's mmap_mode="r"): truncating it makes reads fault.
+// alive (as with numpy's mmap_mode="r"): truncating it makes reads fault
+// (SIGBUS). The overloads taking LoadOptions{.copy = true} read the file into
+// allocator buffers instead, for files that may change under the process.
 #pragma once
 
 #include <concepts>
@@ -27,6 +29,7 @@
 
 #include "nuvec/core/array.h"
 #include "nuvec/gguf.h"
+#include "nuvec/load_options.h"
 
 namespace nuvec::io {
 
@@ -42,6 +45,21 @@ using SafetensorsLoad = std::pair<std::unordered_map<std::string, Array>,
 /// (F8_E4M3, ...) are an error. `s` is accepted for MLX's signature: the
 /// arrays are in host memory, which every device reads.
 SafetensorsLoad load_safetensors(const std::string& path, StreamOrDevice s = {});
+
+namespace detail {
+SafetensorsLoad load_safetensors_with(const std::string& path,
+                                      const LoadOptions& options);
+}  // namespace detail
+
+/// load_safetensors with `options`: `load_safetensors(path, {.copy = true})`
+/// reads the file into allocator buffers instead of mapping it (LoadOptions).
+/// (A template only so that MLX's `load_safetensors(path, {})` still means
+/// the stream overload above.)
+template <class = void>
+SafetensorsLoad load_safetensors(const std::string& path, LoadOptions options,
+                                 StreamOrDevice = {}) {
+  return detail::load_safetensors_with(path, options);
+}
 
 /// The "__metadata__" strings of a safetensors file (empty when absent). The
 /// whole header is checked as load_safetensors checks it.
@@ -71,6 +89,9 @@ void save_safetensors(std::string path, const M& arrays,
 /// byte-swapped into a copy; Fortran order gives a transposed view of the
 /// mapping (no copy).
 Array load_npy(const std::string& path);
+/// load_npy with `options`: `load_npy(path, {.copy = true})` reads the file
+/// into an allocator buffer instead of mapping it (LoadOptions).
+Array load_npy(const std::string& path, LoadOptions options);
 
 /// Writes `a` (evaluated first) as an npy file (version 1.0, or 2.0 when the
 /// header needs it): C order, or Fortran order when `a` is a column-major
@@ -88,6 +109,7 @@ Array load(const std::string& file, StreamOrDevice s = {});
 }  // namespace nuvec::io
 
 namespace nuvec {
+using io::LoadOptions;
 using io::SafetensorsLoad;
 using io::load;
 using io::save;

@@ -3,7 +3,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <atomic>
 #include <condition_variable>
+#include <string_view>
 #include <list>
 #include <mutex>
 #include <unordered_map>
@@ -98,6 +100,7 @@ struct CompiledCore::Impl {
   std::list<std::shared_ptr<Pending>> pending;
   std::atomic<uint64_t> traces{0};
   std::atomic<uint64_t> kernels_ticket{0};  // the latest trace's CPU kernel build
+  std::string site;  // "file.cpp:12" of the compile() call, or ""
 };
 
 // NUVEC_LOG_COMPILES=1: one line per trace, with what differs from the most
@@ -117,8 +120,14 @@ void CompiledCore::log_trace(const CompileKey& key) const {
   std::fprintf(stderr, "[nuvec] compile: tracing %s (%s)\n", key.def.root_type.c_str(), why.c_str());
 }
 
-CompiledCore::CompiledCore(CompileOptions options)
-    : impl_(std::make_unique<Impl>()), options_(options) {}
+CompiledCore::CompiledCore(CompileOptions options, Location site)
+    : impl_(std::make_unique<Impl>()), options_(options) {
+  if (site.file && *site.file) {
+    std::string_view f(site.file);
+    if (auto slash = f.rfind('/'); slash != std::string_view::npos) f.remove_prefix(slash + 1);
+    impl_->site = std::string(f) + ":" + std::to_string(site.line);
+  }
+}
 CompiledCore::~CompiledCore() = default;
 
 uint64_t CompiledCore::trace_count() const { return impl_->traces.load(); }
@@ -169,6 +178,11 @@ std::shared_ptr<const compiler::Graph> CompiledCore::graph(const CompileKey& key
   Impl::Entry e{key, h, {}, {}};
   auto g = std::make_shared<compiler::Graph>(compiler::trace(
       inputs, options_.shapeless, [&](const std::vector<Array>& ph) { return trace(ph, e.out_like); }));
+  if (!impl_->site.empty())  // fused steps' errors name the compile() call
+    for (auto& step : g->steps)
+      if (step.primitive->id() == PrimitiveId::Fused)
+        step.op_name = compiler::intern_op_name(std::string(step.op_name) + " (compiled at " +
+                                                impl_->site + ")");
   if (uint64_t t = compiler::prepare_cpu_kernels(*g)) {
     uint64_t seen = impl_->kernels_ticket.load();
     while (seen < t && !impl_->kernels_ticket.compare_exchange_weak(seen, t)) {
@@ -198,3 +212,29 @@ GraphReport CompiledCore::report(const CompileKey& key, const std::vector<Array>
 }
 
 }  // namespace nuvec::detail
+
+namespace nuvec {
+
+namespace {
+// -1: not yet read from the environment; 0 disabled; 1 enabled.
+std::atomic<int>& compile_switch() {
+  static std::atomic<int> state{-1};
+  return state;
+}
+}  // namespace
+
+void disable_compile() { compile_switch().store(0); }
+void enable_compile() { compile_switch().store(1); }
+
+bool compile_enabled() {
+  int s = compile_switch().load(std::memory_order_relaxed);
+  if (s < 0) {
+    const char* env = std::getenv("NUVEC_DISABLE_COMPILE");
+    int from_env = (env && *env && std::string_view(env) != "0") ? 0 : 1;
+    compile_switch().compare_exchange_strong(s, from_env);
+    s = compile_switch().load();
+  }
+  return s == 1;
+}
+
+}  // namespace nuvec

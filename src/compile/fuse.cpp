@@ -8,6 +8,9 @@
 // and no cycle through an outside step can form.
 #include <algorithm>
 #include <cstring>
+#include <mutex>
+#include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -57,6 +60,32 @@ std::optional<uint64_t> literal_bits(const Array& a) {
 }
 
 }  // namespace
+
+const char* intern_op_name(const std::string& name) {
+  static std::mutex mu;
+  static std::unordered_set<std::string> names;  // nodes never move
+  std::lock_guard<std::mutex> lock(mu);
+  return names.insert(name).first->c_str();
+}
+
+// "compiled exp, multiply, add": the region's operations in order, each
+// once, so that an error of the step (out of memory) says what it computes.
+static const char* fused_step_name(const std::vector<const char*>& members) {
+  std::string name = "compiled";
+  std::vector<std::string_view> seen;
+  for (const char* m : members) {
+    std::string_view v(m ? m : "?");
+    if (std::find(seen.begin(), seen.end(), v) != seen.end()) continue;
+    if (seen.size() == 6) {
+      name += ", ...";
+      break;
+    }
+    name += seen.empty() ? " " : ", ";
+    name += v;
+    seen.push_back(v);
+  }
+  return intern_op_name(name);
+}
 
 Graph fuse(Graph g, SimplifyStats& stats) {
   const size_t n = g.steps.size();
@@ -178,9 +207,21 @@ Graph fuse(Graph g, SimplifyStats& stats) {
       ++next;
     }
     const Step& root = g.steps[i];
+    std::vector<const char*> names;
+    // The step's line: its first operation's that has one (operators such
+    // as `x + 1.0f` cannot take a location).
+    Location loc = root.loc;
+    bool located = false;
+    for (size_t m : members) {
+      names.push_back(g.steps[m].op_name);
+      if (!located && g.steps[m].loc.file && *g.steps[m].loc.file) {
+        loc = g.steps[m].loc;
+        located = true;
+      }
+    }
     Step fused{std::make_shared<const Fused>(static_cast<int>(inputs.size()), std::move(ops),
                                              std::move(output_values), std::move(literals)),
-               std::move(inputs), std::move(outputs), {}, "compiled", root.loc, root.stream};
+               std::move(inputs), std::move(outputs), {}, fused_step_name(names), loc, root.stream};
     fused.output_alive.assign(fused.outputs.size(), true);
     ++stats.fused_kernels;
     stats.fused_ops += static_cast<int>(fused.primitive->id() == PrimitiveId::Fused

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "nuvec/compile.h"
@@ -62,6 +63,10 @@ GraphReport describe(const Graph& g);
 
 /// Replaces connected element-wise steps of one shape by Fused steps.
 Graph fuse(Graph g, SimplifyStats& stats);
+
+/// `name` with static storage duration (one copy per distinct name): the
+/// op names of steps made while compiling.
+const char* intern_op_name(const std::string& name);
 SimplifyStats last_simplify_stats();
 
 }  // namespace nuvec::compiler

@@ -6,10 +6,12 @@
 #include <condition_variable>
 #include <algorithm>
 #include <deque>
+#include <new>
 #include <thread>
 #include <unordered_set>
 
 #include "backend/backend.h"
+#include "core/checked.h"
 #include "core/eval_stats.h"
 #include "nuvec/core/graph.h"
 
@@ -120,8 +122,14 @@ void execute(Node& n) {
           }
         }
       }
-      size_t bytes = static_cast<size_t>(desc->size) * spec.dtype.size();
-      if (!desc->data) desc->data = gpu ? backend::allocate_gpu(bytes, n.stream) : allocate_data(bytes);
+      // Checked again here (builder.cpp checked the spec): the buffer's size
+      // must never wrap into a small allocation the kernel overruns. The
+      // descriptor's shape, not the spec's (which may have been moved from).
+      auto count = checked_size(desc->shape, spec.dtype.size(), "output");
+      if (!count) count.error().raise();
+      auto bytes = checked_bytes(*count, spec.dtype.size(), "output");
+      if (!bytes) bytes.error().raise();
+      if (!desc->data) desc->data = gpu ? backend::allocate_gpu(*bytes, n.stream) : allocate_data(*bytes);
     }
     outs.emplace_back(std::move(desc));
   }
@@ -146,6 +154,11 @@ void run_node(const NodePtr& n) {
     execute(*n);
   } catch (const Error& e) {
     n->error = std::make_shared<const Error>(e.kind(), e.message(),
+                                             std::string(n->op_name), n->loc);
+  } catch (const std::bad_alloc&) {
+    // A kernel's own scratch (outside the allocator) could not be had.
+    n->error = std::make_shared<const Error>(ErrorKind::out_of_memory,
+                                             "a kernel's scratch memory could not be allocated",
                                              std::string(n->op_name), n->loc);
   } catch (const std::exception& e) {
     n->error = std::make_shared<const Error>(ErrorKind::internal, e.what(),

@@ -1,9 +1,12 @@
 // Reading values on the host: item and to_vector.
 #include <cstring>
+#include <exception>
 
 #include "backend/backend.h"
+#include "core/checked.h"
 #include "core/strided.h"
 #include "nuvec/core/graph.h"
+#include "nuvec/core/memory.h"
 #include "nuvec/kernels/cast.h"
 
 namespace nuvec {
@@ -40,7 +43,30 @@ template <class T>
 std::vector<T> Array::to_vector() const {
   eval();
   std::vector<T> v;
-  v.reserve(static_cast<size_t>(size()));
+  // The host vector is outside the allocator and its limit: a failure to
+  // get it is still out_of_memory, with the size asked for, never a
+  // std::bad_alloc or std::length_error.
+  auto bytes = checked_bytes(size(), sizeof(T), "to_vector");
+  if (!bytes) Error(bytes.error().kind(), bytes.error().message(), std::string("to_vector")).raise();
+  // A vector past the memory limit is refused as the allocator refuses a
+  // buffer (a broadcast view of a scalar evaluates to no memory at all, but
+  // its vector would take all of it).
+  if (*bytes > get_memory_limit())
+    Error(ErrorKind::out_of_memory,
+          "a host vector of " + std::to_string(size()) + " elements (" +
+              std::to_string(*bytes) + " bytes) exceeds the memory limit of " +
+              std::to_string(get_memory_limit()) + " bytes",
+          std::string("to_vector"))
+        .raise();
+  try {
+    v.reserve(static_cast<size_t>(size()));
+  } catch (const std::exception&) {  // std::bad_alloc, std::length_error
+    Error(ErrorKind::out_of_memory,
+          "cannot allocate a host vector of " + std::to_string(size()) + " elements (" +
+              std::to_string(*bytes) + " bytes)",
+          std::string("to_vector"))
+        .raise();
+  }
   read_converted(*this, v);
   return v;
 }

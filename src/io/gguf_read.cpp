@@ -17,6 +17,12 @@ namespace {
 
 // GGUF's limit on key lengths; tensor names are held to it as well.
 constexpr uint64_t max_name = 65535;
+// Bounds on the counts, far above any real file (a model has some 10^3
+// tensors and 10^2 metadata entries; a tokenizer is one entry): each entry
+// costs a few hundred bytes in memory however few bytes it takes in the file,
+// so these bound what a header of tiny entries can make a load allocate.
+constexpr uint64_t max_metadata = uint64_t(1) << 16,
+                   max_tensors = uint64_t(1) << 18;
 // The fewest bytes a metadata entry (empty key, u8 value) and a tensor info
 // (empty name, no dimensions) can take.
 constexpr uint64_t min_entry = 8 + 4 + 1, min_info = 8 + 4 + 4 + 8;
@@ -199,6 +205,16 @@ class Reader {
           .raise();
     tensor_count_ = u64("the tensor count");
     kv_count_ = u64("the metadata count");
+    if (kv_count_ > max_metadata)
+      (fail("the header claims " + std::to_string(kv_count_) +
+            " metadata entries (at most " + std::to_string(max_metadata) +
+            " are supported)"))
+          .raise();
+    if (tensor_count_ > max_tensors)
+      (fail("the header claims " + std::to_string(tensor_count_) +
+            " tensors (at most " + std::to_string(max_tensors) +
+            " are supported)"))
+          .raise();
     if (kv_count_ > left() / min_entry)
       (fail("the header claims " + std::to_string(kv_count_) +
             " metadata entries, but the " + std::to_string(left()) +
@@ -451,6 +467,11 @@ GGUFLoad parse_gguf(const std::shared_ptr<Mapping>& m,
 
 GGUFLoad load_gguf(const std::string& file, StreamOrDevice) {
   return detail::parse_gguf(detail::Mapping::map_file("load_gguf", file), file);
+}
+
+GGUFLoad detail::load_gguf_with(const std::string& file,
+                                const LoadOptions& options) {
+  return parse_gguf(Mapping::open("load_gguf", file, options.copy), file);
 }
 
 }  // namespace nuvec::io

@@ -1,8 +1,6 @@
-// The strict JSON parser of json.h: recursive descent whose depth is bounded
-// by max_depth, so a hostile header cannot overflow the stack.
+// The strict JSON reader of json.h. Recursion (in skip_value only) is
+// bounded by max_depth, so a hostile header cannot overflow the stack.
 #include "io/json.h"
-
-#include <algorithm>
 
 namespace nuvec::io::detail {
 
@@ -54,262 +52,242 @@ void append_utf8(std::string& out, uint32_t cp) {
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
-class Parser {
- public:
-  Parser(std::string_view s, int max_depth) : s_(s), max_depth_(max_depth) {}
-
-  JsonValue document() {
-    skip_ws();
-    JsonValue v = value(0);
-    skip_ws();
-    if (pos_ != s_.size()) fail("unexpected data after the JSON value");
-    return v;
-  }
-
- private:
-  [[noreturn]] void fail(const std::string& what) {
-    throw JsonError(what, pos_);
-  }
-
-  bool at_end() const { return pos_ >= s_.size(); }
-  char peek() const { return s_[pos_]; }
-
-  void skip_ws() {
-    while (!at_end() && (peek() == ' ' || peek() == '\t' || peek() == '\n' ||
-                         peek() == '\r'))
-      ++pos_;
-  }
-
-  void expect(char c) {
-    if (at_end() || peek() != c) fail(std::string("expected '") + c + "'");
-    ++pos_;
-  }
-
-  void literal(std::string_view word) {
-    if (s_.substr(pos_, word.size()) != word) fail("invalid literal");
-    pos_ += word.size();
-  }
-
-  JsonValue value(int depth) {
-    if (at_end()) fail("unexpected end of JSON");
-    JsonValue v;
-    char c = peek();
-    if (c == '{' || c == '[') {
-      if (depth >= max_depth_)
-        fail("nesting deeper than " + std::to_string(max_depth_) + " levels");
-      if (c == '{')
-        object(v, depth + 1);
-      else
-        array(v, depth + 1);
-    } else if (c == '"') {
-      v.type = JsonValue::Type::string;
-      v.text = string();
-    } else if (c == 't' || c == 'f') {
-      v.type = JsonValue::Type::boolean;
-      v.boolean = c == 't';
-      literal(c == 't' ? "true" : "false");
-    } else if (c == 'n') {
-      literal("null");
-    } else if (c == '-' || is_digit(c)) {
-      v.type = JsonValue::Type::number;
-      v.text = number();
-    } else {
-      fail("unexpected character");
-    }
-    return v;
-  }
-
-  void object(JsonValue& v, int depth) {
-    v.type = JsonValue::Type::object;
-    ++pos_;  // '{'
-    skip_ws();
-    if (!at_end() && peek() == '}') {
-      ++pos_;
-      return;
-    }
-    std::vector<size_t> key_pos;
-    for (;;) {
-      skip_ws();
-      if (at_end() || peek() != '"') fail("expected a string key");
-      key_pos.push_back(pos_);
-      std::string key = string();
-      skip_ws();
-      expect(':');
-      skip_ws();
-      JsonValue child = value(depth);
-      v.members.push_back({std::move(key), std::move(child)});
-      skip_ws();
-      if (!at_end() && peek() == ',') {
-        ++pos_;
-        continue;
-      }
-      expect('}');
-      check_unique(v, key_pos);
-      return;
-    }
-  }
-
-  // Sorting keeps this O(n log n): a header may hold many thousand tensors.
-  static void check_unique(const JsonValue& v, const std::vector<size_t>& pos) {
-    std::vector<size_t> order(v.members.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    auto key = [&](size_t i) -> const std::string& { return v.members[i].key; };
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      return key(a) != key(b) ? key(a) < key(b) : a < b;
-    });
-    for (size_t i = 1; i < order.size(); ++i)
-      if (key(order[i]) == key(order[i - 1]))
-        throw JsonError("duplicate key " + json_quote(key(order[i])),
-                        pos[order[i]]);
-  }
-
-  void array(JsonValue& v, int depth) {
-    v.type = JsonValue::Type::array;
-    ++pos_;  // '['
-    skip_ws();
-    if (!at_end() && peek() == ']') {
-      ++pos_;
-      return;
-    }
-    for (;;) {
-      skip_ws();
-      v.items.push_back(value(depth));
-      skip_ws();
-      if (!at_end() && peek() == ',') {
-        ++pos_;
-        continue;
-      }
-      expect(']');
-      return;
-    }
-  }
-
-  uint32_t hex4() {
-    if (s_.size() - pos_ < 4) fail("truncated \\u escape");
-    uint32_t x = 0;
-    for (int k = 0; k < 4; ++k) {
-      char c = s_[pos_++];
-      int d = is_digit(c)              ? c - '0'
-              : (c >= 'a' && c <= 'f') ? c - 'a' + 10
-              : (c >= 'A' && c <= 'F') ? c - 'A' + 10
-                                       : -1;
-      if (d < 0) fail("invalid \\u escape");
-      x = x * 16 + static_cast<uint32_t>(d);
-    }
-    return x;
-  }
-
-  std::string string() {
-    ++pos_;  // '"'
-    std::string out;
-    for (;;) {
-      if (at_end()) fail("unterminated string");
-      unsigned char c = static_cast<unsigned char>(peek());
-      if (c == '"') {
-        ++pos_;
-        return out;
-      }
-      if (c < 0x20) fail("control character in a string");
-      if (c == '\\') {
-        escape(out);
-        continue;
-      }
-      size_t n = utf8_sequence(s_, pos_);
-      if (n == 0) fail("invalid UTF-8 in a string");
-      out.append(s_.substr(pos_, n));
-      pos_ += n;
-    }
-  }
-
-  void escape(std::string& out) {
-    ++pos_;  // '\\'
-    if (at_end()) fail("unterminated string");
-    char e = s_[pos_++];
-    switch (e) {
-      case '"':
-        out += '"';
-        return;
-      case '\\':
-        out += '\\';
-        return;
-      case '/':
-        out += '/';
-        return;
-      case 'b':
-        out += '\b';
-        return;
-      case 'f':
-        out += '\f';
-        return;
-      case 'n':
-        out += '\n';
-        return;
-      case 'r':
-        out += '\r';
-        return;
-      case 't':
-        out += '\t';
-        return;
-      case 'u':
-        break;
-      default:
-        --pos_;
-        fail("invalid escape");
-    }
-    uint32_t cp = hex4();
-    if (cp >= 0xDC00 && cp <= 0xDFFF)
-      fail("lone low surrogate in a \\u escape");
-    if (cp >= 0xD800 && cp <= 0xDBFF) {
-      // A high surrogate must be followed by a low one (else not UTF-8).
-      if (s_.substr(pos_, 2) != "\\u")
-        fail("lone high surrogate in a \\u escape");
-      pos_ += 2;
-      uint32_t lo = hex4();
-      if (lo < 0xDC00 || lo > 0xDFFF)
-        fail("lone high surrogate in a \\u escape");
-      cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-    }
-    append_utf8(out, cp);
-  }
-
-  std::string number() {
-    size_t start = pos_;
-    if (peek() == '-') ++pos_;
-    if (at_end() || !is_digit(peek())) fail("invalid number");
-    if (peek() == '0') {
-      ++pos_;
-    } else {
-      while (!at_end() && is_digit(peek())) ++pos_;
-    }
-    if (!at_end() && peek() == '.') {
-      ++pos_;
-      if (at_end() || !is_digit(peek())) fail("invalid number");
-      while (!at_end() && is_digit(peek())) ++pos_;
-    }
-    if (!at_end() && (peek() == 'e' || peek() == 'E')) {
-      ++pos_;
-      if (!at_end() && (peek() == '+' || peek() == '-')) ++pos_;
-      if (at_end() || !is_digit(peek())) fail("invalid number");
-      while (!at_end() && is_digit(peek())) ++pos_;
-    }
-    return std::string(s_.substr(start, pos_ - start));
-  }
-
-  std::string_view s_;
-  int max_depth_;
-  size_t pos_ = 0;
-};
-
 }  // namespace
 
-JsonValue parse_json(std::string_view text, int max_depth) {
-  return Parser(text, max_depth).document();
+JsonReader::JsonReader(std::string_view text, int max_depth)
+    : s_(text), max_depth_(max_depth) {}
+
+void JsonReader::fail(const std::string& what) const {
+  throw JsonError(what, pos_);
 }
 
-std::optional<uint64_t> json_uint(const JsonValue& v) {
-  if (v.type != JsonValue::Type::number || v.text.empty()) return std::nullopt;
+void JsonReader::skip_ws() {
+  while (!at_end() && (current() == ' ' || current() == '\t' ||
+                       current() == '\n' || current() == '\r'))
+    ++pos_;
+}
+
+size_t JsonReader::offset() {
+  skip_ws();
+  return pos_;
+}
+
+void JsonReader::expect(char c) {
+  if (at_end() || current() != c) fail(std::string("expected '") + c + "'");
+  ++pos_;
+}
+
+void JsonReader::literal(std::string_view word) {
+  if (s_.substr(pos_, word.size()) != word) fail("invalid literal");
+  pos_ += word.size();
+}
+
+JsonReader::Kind JsonReader::peek() {
+  skip_ws();
+  if (at_end()) fail("unexpected end of JSON");
+  char c = current();
+  if (c == '{') return Kind::object;
+  if (c == '[') return Kind::array;
+  if (c == '"') return Kind::string;
+  if (c == 't' || c == 'f') return Kind::boolean;
+  if (c == 'n') return Kind::null;
+  if (c == '-' || is_digit(c)) return Kind::number;
+  fail("unexpected character");
+}
+
+void JsonReader::enter(char open) {
+  skip_ws();
+  if (at_end() || current() != open)
+    fail(std::string("expected '") + open + "'");
+  if (first_.size() >= static_cast<size_t>(max_depth_))
+    fail("nesting deeper than " + std::to_string(max_depth_) + " levels");
+  ++pos_;
+  first_.push_back(true);
+}
+
+void JsonReader::begin_object() { enter('{'); }
+void JsonReader::begin_array() { enter('['); }
+
+// Before an element: ']' or '}' ends the level; otherwise a ',' separates
+// it from the previous one.
+bool JsonReader::next(char close) {
+  skip_ws();
+  bool first = first_.back();
+  if (!at_end() && current() == close) {
+    ++pos_;
+    first_.pop_back();
+    return false;
+  }
+  if (!first) {
+    if (at_end() || current() != ',')
+      fail(std::string("expected '") + close + "'");
+    ++pos_;
+    skip_ws();
+  }
+  first_.back() = false;
+  return true;
+}
+
+bool JsonReader::next_member(std::string& key) {
+  if (!next('}')) return false;
+  if (at_end() || current() != '"') fail("expected a string key");
+  key_pos_ = pos_;
+  key = string_value();
+  skip_ws();
+  expect(':');
+  return true;
+}
+
+bool JsonReader::next_item() { return next(']'); }
+
+void JsonReader::skip_value() {
+  switch (peek()) {
+    case Kind::object: {
+      begin_object();
+      std::string key;
+      // Recursive per nesting level only, which enter() bounds.
+      while (next_member(key)) skip_value();
+      return;
+    }
+    case Kind::array:
+      begin_array();
+      while (next_item()) skip_value();
+      return;
+    case Kind::string:
+      string_value();
+      return;
+    case Kind::number:
+      number_value();
+      return;
+    case Kind::boolean:
+      literal(current() == 't' ? "true" : "false");
+      return;
+    case Kind::null:
+      literal("null");
+      return;
+  }
+}
+
+void JsonReader::finish() {
+  skip_ws();
+  if (!at_end()) fail("unexpected data after the JSON value");
+}
+
+uint32_t JsonReader::hex4() {
+  if (s_.size() - pos_ < 4) fail("truncated \\u escape");
+  uint32_t x = 0;
+  for (int k = 0; k < 4; ++k) {
+    char c = s_[pos_++];
+    int d = is_digit(c)              ? c - '0'
+            : (c >= 'a' && c <= 'f') ? c - 'a' + 10
+            : (c >= 'A' && c <= 'F') ? c - 'A' + 10
+                                     : -1;
+    if (d < 0) fail("invalid \\u escape");
+    x = x * 16 + static_cast<uint32_t>(d);
+  }
+  return x;
+}
+
+std::string JsonReader::string_value() {
+  skip_ws();
+  expect('"');
+  std::string out;
+  for (;;) {
+    if (at_end()) fail("unterminated string");
+    unsigned char c = static_cast<unsigned char>(current());
+    if (c == '"') {
+      ++pos_;
+      return out;
+    }
+    if (c < 0x20) fail("control character in a string");
+    if (c == '\\') {
+      escape(out);
+      continue;
+    }
+    size_t n = utf8_sequence(s_, pos_);
+    if (n == 0) fail("invalid UTF-8 in a string");
+    out.append(s_.substr(pos_, n));
+    pos_ += n;
+  }
+}
+
+void JsonReader::escape(std::string& out) {
+  ++pos_;  // '\\'
+  if (at_end()) fail("unterminated string");
+  char e = s_[pos_++];
+  switch (e) {
+    case '"':
+      out += '"';
+      return;
+    case '\\':
+      out += '\\';
+      return;
+    case '/':
+      out += '/';
+      return;
+    case 'b':
+      out += '\b';
+      return;
+    case 'f':
+      out += '\f';
+      return;
+    case 'n':
+      out += '\n';
+      return;
+    case 'r':
+      out += '\r';
+      return;
+    case 't':
+      out += '\t';
+      return;
+    case 'u':
+      break;
+    default:
+      --pos_;
+      fail("invalid escape");
+  }
+  uint32_t cp = hex4();
+  if (cp >= 0xDC00 && cp <= 0xDFFF) fail("lone low surrogate in a \\u escape");
+  if (cp >= 0xD800 && cp <= 0xDBFF) {
+    // A high surrogate must be followed by a low one (else not UTF-8).
+    if (s_.substr(pos_, 2) != "\\u")
+      fail("lone high surrogate in a \\u escape");
+    pos_ += 2;
+    uint32_t lo = hex4();
+    if (lo < 0xDC00 || lo > 0xDFFF) fail("lone high surrogate in a \\u escape");
+    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+  }
+  append_utf8(out, cp);
+}
+
+std::string_view JsonReader::number_value() {
+  skip_ws();
+  size_t start = pos_;
+  if (!at_end() && current() == '-') ++pos_;
+  if (at_end() || !is_digit(current())) fail("invalid number");
+  if (current() == '0') {
+    ++pos_;  // a leading zero stands alone: "01" is two tokens, an error
+  } else {
+    while (!at_end() && is_digit(current())) ++pos_;
+  }
+  if (!at_end() && current() == '.') {
+    ++pos_;
+    if (at_end() || !is_digit(current())) fail("invalid number");
+    while (!at_end() && is_digit(current())) ++pos_;
+  }
+  if (!at_end() && (current() == 'e' || current() == 'E')) {
+    ++pos_;
+    if (!at_end() && (current() == '+' || current() == '-')) ++pos_;
+    if (at_end() || !is_digit(current())) fail("invalid number");
+    while (!at_end() && is_digit(current())) ++pos_;
+  }
+  return s_.substr(start, pos_ - start);
+}
+
+std::optional<uint64_t> json_uint(std::string_view number) {
+  if (number.empty()) return std::nullopt;
   uint64_t x = 0;
-  for (char c : v.text) {
+  for (char c : number) {
     if (!is_digit(c)) return std::nullopt;  // sign, fraction or exponent
     uint64_t d = static_cast<uint64_t>(c - '0');
     if (x > (UINT64_MAX - d) / 10) return std::nullopt;

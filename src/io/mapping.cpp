@@ -41,8 +41,10 @@ Error io_error(const char* op, const std::string& path,
   return Error(ErrorKind::io, path + ": " + what, std::string(op));
 }
 
-std::shared_ptr<Mapping> Mapping::map_file(const char* op,
-                                           const std::string& path) {
+namespace {
+
+// Opens the regular file at `path` read-only; its size in `size`.
+int open_regular(const char* op, const std::string& path, size_t& size) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused
   // below); it changes nothing for a regular file.
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -58,21 +60,74 @@ std::shared_ptr<Mapping> Mapping::map_file(const char* op,
     ::close(fd);
     (io_error(op, path, "not a regular file")).raise();
   }
+  size = static_cast<size_t>(st.st_size);
+  return fd;
+}
+
+// Closes the descriptor however the scope is left.
+struct FdCloser {
+  int fd;
+  ~FdCloser() { ::close(fd); }
+};
+
+}  // namespace
+
+std::shared_ptr<Mapping> Mapping::map_file(const char* op,
+                                           const std::string& path) {
+  size_t size = 0;
+  int fd = open_regular(op, path, size);
+  FdCloser closer{fd};  // the mapping keeps the file open
   std::shared_ptr<Mapping> m(new Mapping());
-  m->size_ = static_cast<size_t>(st.st_size);
+  m->size_ = size;
   if (m->size_ > 0) {
     void* p = ::mmap(nullptr, m->size_, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (p == MAP_FAILED) {
-      int e = errno;
-      ::close(fd);
+    if (p == MAP_FAILED)
       (io_error(op, path,
-                     "cannot map " + std::to_string(m->size_) +
-                         " bytes: " + errno_text(e))).raise();
-    }
+                "cannot map " + std::to_string(m->size_) +
+                    " bytes: " + errno_text(errno)))
+          .raise();
     m->data_ = static_cast<const uint8_t*>(p);
     m->mapped_ = true;
   }
-  ::close(fd);  // the mapping keeps the file open
+  return m;
+}
+
+std::shared_ptr<Mapping> Mapping::read_file(const char* op,
+                                            const std::string& path) {
+  size_t size = 0;
+  int fd = open_regular(op, path, size);
+  FdCloser closer{fd};
+  std::shared_ptr<Mapping> m(new Mapping());
+  m->owned_ = allocate_data(size);  // out_of_memory past the limit
+  auto* dst = static_cast<uint8_t*>(m->owned_->ptr);
+  size_t done = 0;
+  while (done < size) {
+    size_t want = std::min(size - done, size_t(1) << 30);
+    ssize_t k = ::read(fd, dst + done, want);
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      (io_error(op, path, "read failed: " + errno_text(errno))).raise();
+    }
+    if (k == 0)
+      (io_error(op, path,
+                "the file shrank while it was read (" + std::to_string(size) +
+                    " bytes expected, " + std::to_string(done) + " read)"))
+          .raise();
+    done += static_cast<size_t>(k);
+  }
+  // One more byte means it grew: the copy would be of no single version.
+  uint8_t extra;
+  ssize_t k;
+  do {
+    k = ::read(fd, &extra, 1);
+  } while (k < 0 && errno == EINTR);
+  if (k > 0)
+    (io_error(op, path,
+              "the file grew while it was read (past " + std::to_string(size) +
+                  " bytes)"))
+        .raise();
+  m->data_ = dst;
+  m->size_ = size;
   return m;
 }
 
@@ -92,7 +147,7 @@ Mapping::Mapping() { mapping_count.fetch_add(1, std::memory_order_relaxed); }
 Mapping::~Mapping() {
   if (mapped_) {
     ::munmap(const_cast<uint8_t*>(data_), size_);
-  } else {
+  } else if (!owned_) {
     delete[] data_;
   }
   mapping_count.fetch_sub(1, std::memory_order_relaxed);

@@ -17,15 +17,26 @@ namespace nuvec::io::detail {
 Error io_error(const char* op, const std::string& path,
                const std::string& what);
 
-/// Read-only bytes: a file mapped with mmap(PROT_READ, MAP_PRIVATE), or a
-/// heap copy (the fuzzers use one so that AddressSanitizer sees every read
-/// past the end). Unmapped or freed when the last owner drops it; every
-/// array loaded from a file holds one owner.
+/// Read-only bytes: a file mapped with mmap(PROT_READ, MAP_PRIVATE), a file
+/// read into an allocator buffer (LoadOptions::copy: counted by the memory
+/// limit, and immune to the file changing afterwards), or a heap copy (the
+/// fuzzers use one so that AddressSanitizer sees every read past the end).
+/// Unmapped or freed when the last owner drops it; every array loaded from
+/// a file holds one owner.
 class Mapping {
  public:
   /// Maps the regular file at `path`; throws an io error naming it.
   static std::shared_ptr<Mapping> map_file(const char* op,
                                            const std::string& path);
+  /// Reads the regular file at `path` into one allocator buffer; throws an
+  /// io error naming it, or an out_of_memory error past the memory limit.
+  static std::shared_ptr<Mapping> read_file(const char* op,
+                                            const std::string& path);
+  /// read_file when `copy`, else map_file.
+  static std::shared_ptr<Mapping> open(const char* op, const std::string& path,
+                                       bool copy) {
+    return copy ? read_file(op, path) : map_file(op, path);
+  }
   /// A heap copy of `n` bytes (exactly `n`, so overreads are detectable).
   static std::shared_ptr<Mapping> copy_of(const void* bytes, size_t n);
   ~Mapping();
@@ -39,7 +50,8 @@ class Mapping {
   Mapping();
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
-  bool mapped_ = false;  // munmap, else delete[]
+  bool mapped_ = false;  // munmap, else delete[] unless owned_
+  std::shared_ptr<Data> owned_;  // the allocator buffer of read_file
 };
 
 /// Mappings alive in this process (tests check that arrays release them).

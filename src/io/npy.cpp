@@ -178,11 +178,17 @@ class HeaderParser {
     return dims;
   }
 
+  // A Python int literal as numpy's literal_eval reads it: decimal digits
+  // without a leading zero ("01" is a SyntaxError in Python 3; "0" and "00"
+  // are zero).
   uint64_t integer() {
     if (peek() == '-') (fail("the shape has a negative dimension")).raise();
     if (peek() < '0' || peek() > '9') (syntax("expected an integer")).raise();
+    size_t start = pos_;
     uint64_t v = 0;
     while (peek() >= '0' && peek() <= '9') {
+      if (peek() != '0' && s_[start] == '0')
+        (syntax("a dimension has a leading zero")).raise();
       // Saturate: anything above INT_MAX is rejected later with its value.
       v = v > (uint64_t(1) << 40)
               ? v
@@ -245,7 +251,8 @@ Array parse_npy(const std::shared_ptr<Mapping>& m, const std::string& path) {
                " runs past the end of the file (" +
                std::to_string(size - start) + " bytes follow it)")).raise();
   std::string_view text(reinterpret_cast<const char*>(p) + start, hlen);
-  Header h = HeaderParser(text, path, start, major == 1).parse();
+  // numpy accepts Python 2's long suffix ("3L") in versions 1.0 and 2.0.
+  Header h = HeaderParser(text, path, start, major <= 2).parse();
 
   auto need = checked_nbytes(h.dims, h.dtype.size());
   if (!need.fault.empty()) (fail(need.fault)).raise();
@@ -273,6 +280,11 @@ Array parse_npy(const std::shared_ptr<Mapping>& m, const std::string& path) {
 
 Array load_npy(const std::string& path) {
   return detail::parse_npy(detail::Mapping::map_file("load_npy", path), path);
+}
+
+Array load_npy(const std::string& path, LoadOptions options) {
+  return detail::parse_npy(
+      detail::Mapping::open("load_npy", path, options.copy), path);
 }
 
 void save_npy(const std::string& path, const Array& a) {

@@ -41,7 +41,6 @@ const char* safetensors_name(DType d) {
 }
 
 struct Entry {
-  const std::string* name;
   DType dtype;
   std::vector<uint64_t> dims;
   uint64_t begin = 0, end = 0;
@@ -53,129 +52,194 @@ uint64_t read_le64(const uint8_t* p) {
   return v;
 }
 
+// Reads the header with a pull reader, keeping only what the file describes
+// (the entries and the metadata strings): a field of the wrong kind, a shape
+// past max_ndim entries or data_offsets past 2 are refused at the byte that
+// shows it, so memory stays a small multiple of the header's size. A value
+// of the wrong kind is first checked as JSON, so that a syntax error in it
+// is reported as such.
 class HeaderReader {
  public:
-  HeaderReader(const char* op, const std::string& path, uint64_t data_size)
-      : op_(op), path_(path), data_size_(data_size) {}
+  HeaderReader(const char* op, const std::string& path, std::string_view text,
+               uint64_t data_size)
+      : op_(op), path_(path), r_(text), data_size_(data_size) {}
 
   Error fail(const std::string& what) const {
     return io_error(op_, path_, what);
   }
 
-  void metadata(const JsonValue& v,
-                std::map<std::string, std::string>& out) const {
-    if (v.type != JsonValue::Type::object)
-      (fail("\"__metadata__\" must be an object of strings")).raise();
-    for (const auto& [k, s] : v.members) {
-      if (s.type != JsonValue::Type::string)
-        (fail("\"__metadata__\" value of " + json_quote(k) +
-                   " is not a string")).raise();
-      out.emplace(k, s.text);
+  void read(std::map<std::string, Entry>& entries,
+            std::map<std::string, std::string>& metadata) {
+    r_.begin_object();
+    std::string name;
+    bool seen_metadata = false;
+    while (r_.next_member(name)) {
+      if (name == "__metadata__") {
+        if (seen_metadata) duplicate(name);
+        seen_metadata = true;
+        read_metadata(metadata);
+      } else {
+        if (entries.count(name)) duplicate(name);
+        Entry e = tensor(name);
+        entries.emplace(std::move(name), std::move(e));
+      }
+    }
+    r_.finish();
+  }
+
+  // The tensors must tile [0, data_size) exactly.
+  void check_coverage(const std::map<std::string, Entry>& by_name) const {
+    using Item = std::pair<const std::string, Entry>;
+    std::vector<const Item*> entries;
+    entries.reserve(by_name.size());
+    for (const auto& item : by_name) entries.push_back(&item);
+    std::sort(entries.begin(), entries.end(),
+              [](const Item* a, const Item* b) {
+                const Entry &x = a->second, &y = b->second;
+                return x.begin != y.begin ? x.begin < y.begin : x.end < y.end;
+              });
+    uint64_t expected = 0;
+    const Item* prev = nullptr;
+    for (const Item* item : entries) {
+      const Entry& e = item->second;
+      if (e.begin < expected)
+        (fail("tensor " + json_quote(item->first) + " overlaps tensor " +
+              json_quote(prev->first) + " in the data section"))
+            .raise();
+      if (e.begin > expected)
+        (fail("bytes [" + std::to_string(expected) + ", " +
+              std::to_string(e.begin) +
+              ") of the data section belong to no tensor"))
+            .raise();
+      expected = e.end;
+      if (e.end > e.begin) prev = item;
+    }
+    if (expected != data_size_)
+      (fail("bytes [" + std::to_string(expected) + ", " +
+            std::to_string(data_size_) +
+            ") of the data section belong to no tensor"))
+          .raise();
+  }
+
+ private:
+  using Kind = JsonReader::Kind;
+
+  [[noreturn]] void duplicate(const std::string& key) const {
+    throw JsonError("duplicate key " + json_quote(key), r_.key_offset());
+  }
+
+  // Refuses the next value, after checking that it is valid JSON.
+  [[noreturn]] void refuse(const std::string& what) {
+    r_.skip_value();
+    (fail(what)).raise();
+  }
+
+  void read_metadata(std::map<std::string, std::string>& out) {
+    if (r_.peek() != Kind::object)
+      refuse("\"__metadata__\" must be an object of strings");
+    r_.begin_object();
+    std::string key;
+    while (r_.next_member(key)) {
+      if (r_.peek() != Kind::string)
+        refuse("\"__metadata__\" value of " + json_quote(key) +
+               " is not a string");
+      std::string value = r_.string_value();
+      if (!out.emplace(key, std::move(value)).second) duplicate(key);
     }
   }
 
-  Entry tensor(const std::string& name, const JsonValue& v) const {
+  Entry tensor(const std::string& name) {
     std::string who = "tensor " + json_quote(name);
-    if (v.type != JsonValue::Type::object)
-      (fail(who + " is not a JSON object")).raise();
-    const JsonValue *dtype = nullptr, *shape = nullptr, *offsets = nullptr;
-    for (const auto& [k, f] : v.members) {
-      if (k == "dtype")
-        dtype = &f;
-      else if (k == "shape")
-        shape = &f;
-      else if (k == "data_offsets")
-        offsets = &f;
-      else
-        (fail(who + " has an unknown field " + json_quote(k))).raise();
-    }
-    if (!dtype || !shape || !offsets)
-      (fail(who + " lacks \"" +
-                 (!dtype   ? "dtype"
-                  : !shape ? "shape"
-                           : "data_offsets") +
-                 "\"")).raise();
+    if (r_.peek() != Kind::object) refuse(who + " is not a JSON object");
+    r_.begin_object();
     Entry e;
-    e.name = &name;
-    e.dtype = parse_dtype(who, *dtype);
-    e.dims = integers(who, "shape", *shape);
-    auto offs = integers(who, "data_offsets", *offsets);
+    std::vector<uint64_t> offs;
+    bool seen[3] = {false, false, false};
+    std::string field;
+    while (r_.next_member(field)) {
+      int k = field == "dtype"          ? 0
+              : field == "shape"        ? 1
+              : field == "data_offsets" ? 2
+                                        : -1;
+      if (k < 0) refuse(who + " has an unknown field " + json_quote(field));
+      if (seen[k]) duplicate(field);
+      seen[k] = true;
+      if (k == 0)
+        e.dtype = parse_dtype(who);
+      else if (k == 1)
+        e.dims = integers(who, "shape", max_ndim);
+      else
+        offs = integers(who, "data_offsets", 2);
+    }
+    if (!seen[0] || !seen[1] || !seen[2])
+      (fail(who + " lacks \"" +
+            (!seen[0]   ? "dtype"
+             : !seen[1] ? "shape"
+                        : "data_offsets") +
+            "\""))
+          .raise();
     if (offs.size() != 2)
       (fail(who + ": \"data_offsets\" must hold 2 integers, not " +
-                 std::to_string(offs.size()))).raise();
+            std::to_string(offs.size())))
+          .raise();
     e.begin = offs[0];
     e.end = offs[1];
     auto size = checked_nbytes(e.dims, e.dtype.size());
     if (!size.fault.empty()) (fail(who + ": " + size.fault)).raise();
+    // Built by appending: gcc 12 warns falsely (-Wrestrict) on "[" + s.
     std::string range = std::to_string(e.begin);
-    range.insert(0, 1, '[')
-        .append(", ")
-        .append(std::to_string(e.end))
-        .append("]");
+    range.insert(0, 1, '[').append(", ").append(std::to_string(e.end)).append(
+        "]");
     if (e.begin > e.end)
-      (fail(who + ": data_offsets " + range + " end before they begin")).raise();
+      (fail(who + ": data_offsets " + range + " end before they begin"))
+          .raise();
     if (e.end > data_size_)
       (fail(who + ": data_offsets " + range +
-                 " lie outside the data section of " +
-                 std::to_string(data_size_) + " bytes")).raise();
+            " lie outside the data section of " + std::to_string(data_size_) +
+            " bytes"))
+          .raise();
     if (e.end - e.begin != size.nbytes)
       (fail(who + ": data_offsets " + range + " hold " +
-                 std::to_string(e.end - e.begin) + " bytes, but dtype " +
-                 safetensors_name(e.dtype) + " and shape " + dims_text(e.dims) +
-                 " need " + std::to_string(size.nbytes))).raise();
+            std::to_string(e.end - e.begin) + " bytes, but dtype " +
+            safetensors_name(e.dtype) + " and shape " + dims_text(e.dims) +
+            " need " + std::to_string(size.nbytes)))
+          .raise();
     return e;
   }
 
-  // The tensors must tile [0, data_size) exactly.
-  void check_coverage(std::vector<Entry>& entries) const {
-    std::sort(entries.begin(), entries.end(),
-              [](const Entry& a, const Entry& b) {
-                return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
-              });
-    uint64_t expected = 0;
-    const Entry* prev = nullptr;
-    for (const auto& e : entries) {
-      if (e.begin < expected)
-        (fail("tensor " + json_quote(*e.name) + " overlaps tensor " +
-                   json_quote(*prev->name) + " in the data section")).raise();
-      if (e.begin > expected)
-        (fail("bytes [" + std::to_string(expected) + ", " +
-                   std::to_string(e.begin) +
-                   ") of the data section belong to no tensor")).raise();
-      expected = e.end;
-      if (e.end > e.begin) prev = &e;
-    }
-    if (expected != data_size_)
-      (fail("bytes [" + std::to_string(expected) + ", " +
-                 std::to_string(data_size_) +
-                 ") of the data section belong to no tensor")).raise();
-  }
-
- private:
-  DType parse_dtype(const std::string& who, const JsonValue& v) const {
-    if (v.type != JsonValue::Type::string)
-      (fail(who + ": \"dtype\" is not a string")).raise();
+  DType parse_dtype(const std::string& who) {
+    if (r_.peek() != Kind::string) refuse(who + ": \"dtype\" is not a string");
+    std::string name = r_.string_value();
     for (const auto& e : dtype_names)
-      if (v.text == e.name) return e.dtype;
-    (fail(who + ": unsupported dtype " + json_quote(v.text))).raise();
+      if (name == e.name) return e.dtype;
+    (fail(who + ": unsupported dtype " + json_quote(name))).raise();
   }
 
+  // An array of at most `max` integers in [0, 2^64), refused at entry
+  // max + 1 before it is read.
   std::vector<uint64_t> integers(const std::string& who, const char* field,
-                                 const JsonValue& v) const {
+                                 size_t max) {
     std::string where = who + ": \"" + field + "\"";
-    if (v.type != JsonValue::Type::array)
-      (fail(where + " is not an array")).raise();
+    if (r_.peek() != Kind::array) refuse(where + " is not an array");
+    r_.begin_array();
     std::vector<uint64_t> out;
-    for (const auto& x : v.items) {
+    while (r_.next_item()) {
+      if (out.size() == max)
+        (fail(max == 2 ? where + " must hold 2 integers, not 3 or more"
+                       : where + " holds " + std::to_string(max + 1) +
+                             " dimensions or more (at most " +
+                             std::to_string(max) + " are supported)"))
+            .raise();
+      if (r_.peek() != Kind::number)
+        refuse(where + " holds something other than integers");
+      std::string_view x = r_.number_value();
       if (json_negative(x))
-        (fail(where + " holds a negative number " + x.text)).raise();
+        (fail(where + " holds a negative number " + std::string(x))).raise();
       auto u = json_uint(x);
-      if (!u) {
-        (fail(where +
-                   (x.type == JsonValue::Type::number
-                        ? " holds " + x.text + ", not an integer below 2^64"
-                        : std::string(" holds something other than integers")))).raise();
-      }
+      if (!u)
+        (fail(where + " holds " + std::string(x) +
+              ", not an integer below 2^64"))
+            .raise();
       out.push_back(*u);
     }
     return out;
@@ -183,6 +247,7 @@ class HeaderReader {
 
   const char* op_;
   const std::string& path_;
+  JsonReader r_;
   uint64_t data_size_;
 };
 
@@ -210,34 +275,28 @@ SafetensorsFile parse_safetensors(const std::shared_ptr<Mapping>& m,
   std::string_view text(reinterpret_cast<const char*>(m->data()) + 8, n);
   if (text.empty() || text[0] != '{')
     (io_error(op, path, "header is not JSON (it must start with '{')")).raise();
-  JsonValue root;
+  uint64_t data_start = 8 + n;
+  HeaderReader reader(op, path, text, size - data_start);
+  SafetensorsFile out;
+  std::map<std::string, Entry> entries;
   try {
-    root = parse_json(text);
+    reader.read(entries, out.metadata);
   } catch (const JsonError& e) {
     (io_error(op, path,
-                   std::string("header is not valid JSON: ") + e.what() +
-                       " at byte " + std::to_string(8 + e.offset()))).raise();
-  }
-  uint64_t data_start = 8 + n;
-  HeaderReader reader(op, path, size - data_start);
-  SafetensorsFile out;
-  std::vector<Entry> entries;
-  for (const auto& [name, v] : root.members) {
-    if (name == "__metadata__")
-      reader.metadata(v, out.metadata);
-    else
-      entries.push_back(reader.tensor(name, v));
+              std::string("header is not valid JSON: ") + e.what() +
+                  " at byte " + std::to_string(8 + e.offset())))
+        .raise();
   }
   reader.check_coverage(entries);
   if (!with_arrays) return out;
-  for (const auto& e : entries) {
+  for (const auto& [name, e] : entries) {
     size_t nbytes = static_cast<size_t>(e.end - e.begin);
     auto data = tensor_data(m, static_cast<size_t>(data_start + e.begin),
                             nbytes, e.dtype,
                             /*big_endian=*/false);
     Shape shape(e.dims.begin(), e.dims.end());
     out.arrays.emplace(
-        *e.name, make_constant(std::move(data), std::move(shape), e.dtype));
+        name, make_constant(std::move(data), std::move(shape), e.dtype));
   }
   return out;
 }
@@ -245,9 +304,14 @@ SafetensorsFile parse_safetensors(const std::shared_ptr<Mapping>& m,
 }  // namespace detail
 
 SafetensorsLoad load_safetensors(const std::string& path, StreamOrDevice) {
+  return detail::load_safetensors_with(path, {});
+}
+
+SafetensorsLoad detail::load_safetensors_with(const std::string& path,
+                                              const LoadOptions& options) {
   const char* op = "load_safetensors";
-  auto parsed =
-      detail::parse_safetensors(detail::Mapping::map_file(op, path), op, path, true);
+  auto parsed = parse_safetensors(Mapping::open(op, path, options.copy), op,
+                                  path, true);
   SafetensorsLoad out;
   out.first.insert(parsed.arrays.begin(), parsed.arrays.end());
   out.second.insert(parsed.metadata.begin(), parsed.metadata.end());

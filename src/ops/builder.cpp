@@ -57,6 +57,15 @@ std::shared_ptr<Node> validated_node(std::shared_ptr<const Primitive>& p,
     failed = make_failed(Error(e.kind(), e.message(), std::string(op), loc));
     return nullptr;
   }
+  // Every output's count and byte size, for every op: no rule can make an
+  // output whose size wraps (docs/semantics.md, "Sizes").
+  for (const OutputSpec& spec : *specs) {
+    auto n = checked_size(spec.shape, spec.dtype.size(), "output");
+    if (!n) {
+      failed = make_failed(Error(n.error().kind(), n.error().message(), std::string(op), loc));
+      return nullptr;
+    }
+  }
   auto node = new_node(std::move(p), std::move(inputs), detail::resolve_stream(s), op, loc);
   node->specs = std::move(*specs);
   node->outputs.reserve(node->specs.size());

@@ -71,10 +71,16 @@ Array conv_general(Array input, const Array& weight, std::vector<int> stride,
     out_shape.push_back(cols.shape(1 + a));
   }
   out_shape.push_back(cout);
-  int M = static_cast<int>(m), K = static_cast<int>(taps);
+  // The patch matrix's sides (products within int64: cols passed the size
+  // rule) must fit int.
+  auto rows = checked_dim(m, "number of patches");
+  auto width = checked_dim(taps * cin, "patch length");
+  for (const auto* e : {&rows, &width})
+    if (!*e) return fail(e->error().kind(), e->error().message(), op, loc);
+  int M = *rows, K = static_cast<int>(taps);
   if (groups == 1) {
-    Array a = ops::reshape(cols, {M, K * cin}, s, loc);
-    Array b = ops::reshape(w, {cout, K * cin}, s, loc);
+    Array a = ops::reshape(cols, {M, *width}, s, loc);
+    Array b = ops::reshape(w, {cout, *width}, s, loc);
     return ops::reshape(ops::matmul(a, ops::transpose(b, s, loc), s, loc), out_shape, s, loc);
   }
   int G = groups, cg = cin / G, og = cout / G;

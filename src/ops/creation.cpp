@@ -6,10 +6,12 @@
 #include <limits>
 
 #include "nuvec/core/graph.h"
+#include "nuvec/core/memory.h"
 #include "nuvec/kernels/cast.h"
 #include "nuvec/ops/elementwise.h"
 #include "nuvec/ops/shape.h"
 #include "nuvec/primitives/linalg.h"
+#include "core/checked.h"
 #include "ops/builder.h"
 
 namespace nuvec {
@@ -17,10 +19,10 @@ namespace nuvec {
 namespace detail {
 
 Array array_from_bytes(const void* data, Shape shape, DType dtype) {
-  for (int d : shape)
-    if (d < 0)
-      return make_failed(Error(ErrorKind::invalid_shape, "negative dimension in a data shape",
-                               std::string("array")));
+  // The one size rule (core/checked.h): the buffer below must hold the
+  // shape's bytes without a wrap.
+  auto n = checked_size(shape, dtype.size(), "data");
+  if (!n) return make_failed(Error(n.error().kind(), n.error().message(), std::string("array")));
   try {
     Array a = make_empty_constant(shape, dtype);
     if (data && a.nbytes() > 0) std::memcpy(a.desc()->data->ptr, data, static_cast<size_t>(a.nbytes()));
@@ -32,23 +34,34 @@ Array array_from_bytes(const void* data, Shape shape, DType dtype) {
 
 std::optional<Array> data_shape_error(std::optional<int64_t> n, const Shape& shape,
                                       Location loc) {
-  int64_t size = 1;
-  bool overflow = false;
-  for (int d : shape) {
-    if (d < 0)
-      return make_failed(Error(ErrorKind::invalid_shape, "negative dimension " + std::to_string(d) +
-                               " in a data shape", std::string("array"), loc));
-    overflow |= __builtin_mul_overflow(size, int64_t(d), &size);
-  }
-  if (overflow)
+  // Checked before anything reads `n` values from the caller's pointer, so
+  // that a shape whose size wraps (or hides past a 0) never reads.
+  auto size = checked_size(shape, 1, "data");
+  if (!size)
+    return make_failed(Error(size.error().kind(), size.error().message(), std::string("array"), loc));
+  if (n && *n != *size)
     return make_failed(Error(ErrorKind::invalid_shape,
-                             "the shape's size exceeds the int64 range", std::string("array"), loc));
-  if (n && *n != size)
-    return make_failed(Error(ErrorKind::invalid_shape,
-                             "shape of size " + std::to_string(size) + " does not match the " +
+                             "shape of size " + std::to_string(*size) + " does not match the " +
                                  std::to_string(*n) + " values",
                              std::string("array"), loc));
   return std::nullopt;
+}
+
+std::optional<Array> staging_error(int64_t n, size_t itemsize, Location loc) {
+  if (n >= 0) {
+    __int128 bytes = static_cast<__int128>(n) * itemsize;
+    if (bytes <= static_cast<__int128>(get_memory_limit())) return std::nullopt;
+    // Past int64 no array could hold the values either: the size rule's kind.
+    return make_failed(Error(bytes > INT64_MAX ? ErrorKind::overflow : ErrorKind::out_of_memory,
+                             "a host staging buffer of " + std::to_string(n) + " values (" +
+                                 wide_text(bytes) + " bytes) exceeds the memory limit of " +
+                                 std::to_string(get_memory_limit()) + " bytes",
+                             std::string("array"), loc));
+  }
+  return make_failed(Error(ErrorKind::out_of_memory,
+                           "a host staging buffer of " + std::to_string(itemsize) +
+                               "-byte values could not be allocated",
+                           std::string("array"), loc));
 }
 
 Array array_from_literals(const std::vector<Literal>& values, Shape shape, Location loc) {
@@ -56,7 +69,10 @@ Array array_from_literals(const std::vector<Literal>& values, Shape shape, Locat
     if (d < 0)
       return make_failed(Error(ErrorKind::invalid_shape,
                                "ragged nested lists or a negative dimension", std::string("array"), loc));
-  if (shape_size(shape) != static_cast<int64_t>(values.size()))
+  auto size = checked_size(shape, 1, "data");
+  if (!size)
+    return make_failed(Error(size.error().kind(), size.error().message(), std::string("array"), loc));
+  if (*size != static_cast<int64_t>(values.size()))
     return make_failed(Error(ErrorKind::invalid_shape,
                              "shape does not match the " + std::to_string(values.size()) + " values",
                              std::string("array"), loc));
@@ -90,21 +106,11 @@ using nuvec::ops::impl::build1;
 using nuvec::ops::impl::fail;
 using nuvec::ops::impl::make;
 
-namespace {
-Expected<Shape> check_shape(const Shape& shape) {
-  int64_t n = 1;
-  for (int d : shape) {
-    if (d < 0) return op_error(ErrorKind::invalid_shape, "negative dimension " + std::to_string(d));
-    n *= d;
-    if (n > (int64_t(1) << 48)) return op_error(ErrorKind::invalid_shape, "shape is too large");
-  }
-  return shape;
-}
-}  // namespace
-
 Array full(const Shape& shape, const Array& value, StreamOrDevice s, Location loc) {
   if (value.is_failed()) return value;
-  auto ok = check_shape(shape);
+  // The one size rule (core/checked.h), named for this op rather than the
+  // broadcast that makes the array.
+  auto ok = checked_size(shape, value.itemsize(), "output");
   if (!ok) return fail(ok.error().kind(), ok.error().message(), "full", loc);
   return ops::broadcast_to(value, shape, s, loc);
 }

@@ -305,6 +305,11 @@ Array astype(const Array& x, DType dtype, StreamOrDevice s, Location loc) {
 
 Array view(const Array& x, DType dtype, StreamOrDevice s, Location loc) {
   if (x.dtype() == dtype && !x.is_failed()) return x;
+  // Bool bytes other than 0 and 1 would reach kernels that assume them: the
+  // bytes are normalised (nonzero is true), as the loaders do.
+  if (dtype == bool_ && !x.is_failed())
+    return ops::not_equal(build1(make<BitCast>(uint8), {x}, s, "view", loc),
+                          array(0, uint8), s, loc);
   return build1(make<BitCast>(dtype), {x}, s, "view", loc);
 }
 

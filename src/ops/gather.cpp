@@ -80,7 +80,7 @@ IndexCheck check_index_arrays(const Array& a, const std::vector<Array>& indices,
 Array block_positions(const Array& a, const IndexCheck& c,
                       const std::vector<int>& axes, const Shape& block,
                       const StreamOrDevice& s, Location loc) {
-  auto strides = impl::row_major_strides(a.shape());
+  auto strides = nuvec::row_major_strides(a.shape());
   Array corner = ops::zeros(c.shape, int64, s, loc);
   for (size_t k = 0; k < axes.size(); ++k) {
     int d = axes[k];

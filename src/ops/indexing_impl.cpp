@@ -19,12 +19,6 @@ Shape flat_shape(const Array& x) {
   return x.size() == 0 ? Shape{0} : Shape{-1};
 }
 
-std::vector<int64_t> row_major_strides(const Shape& shape) {
-  std::vector<int64_t> st(shape.size(), 1);
-  for (size_t d = shape.size(); d-- > 1;) st[d - 1] = st[d] * shape[d];
-  return st;
-}
-
 Array wrap_clamp(const Array& idx, int n, int hi, const StreamOrDevice& s,
                  Location loc) {
   Array i = ops::astype(idx, int64, s, loc);
@@ -98,7 +92,7 @@ std::optional<Array> check_dynamic_start(const Array& x, const Array& start,
 Array dynamic_positions(const Shape& shape, const Array& start,
                         const std::vector<int>& axes, const Shape& block,
                         const StreamOrDevice& s, Location loc) {
-  auto strides = row_major_strides(shape);
+  auto strides = nuvec::row_major_strides(shape);
   Array starts =
       ops::astype(ops::reshape(start, {static_cast<int>(axes.size())}, s, loc),
                   int64, s, loc);

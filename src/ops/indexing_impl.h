@@ -18,8 +18,6 @@ namespace nuvec::inline ops::impl {
 Array positions_of(const Shape& shape, const StreamOrDevice& s, Location loc);
 /// The shape that flattens x ({-1}, or {0} when x is empty).
 Shape flat_shape(const Array& x);
-/// The row-major strides (in elements) of `shape`.
-std::vector<int64_t> row_major_strides(const Shape& shape);
 /// Integer `idx` as int64, wrapped once when negative (-1 is n - 1) and
 /// then clamped into [0, hi] (hi below 0 counts as 0).
 Array wrap_clamp(const Array& idx, int n, int hi, const StreamOrDevice& s,

@@ -153,7 +153,7 @@ Array roll(const Array& x, int shift, StreamOrDevice s, Location loc) {
   if (x.is_failed()) return x;
   return ops::reshape(ops::roll(flat(x, s, loc), shift, 0, s, loc), x.shape(), s, loc);
 }
-Array roll(const Array& x, const std::vector<int>& shifts, const std::vector<int>& axes,
+Array roll(const Array& x, const Shape& shifts, const std::vector<int>& axes,
            StreamOrDevice s, Location loc) {
   if (x.is_failed()) return x;
   if (shifts.size() != axes.size())
@@ -169,16 +169,16 @@ Array roll(const Array& x, const std::vector<int>& shifts, const std::vector<int
 // along one axis or the flattened array.
 Array roll(const Array& x, int shift, const std::vector<int>& axes, StreamOrDevice s,
            Location loc) {
-  return ops::roll(x, std::vector<int>(axes.size(), shift), axes, s, loc);
+  return ops::roll(x, Shape(axes.size(), shift), axes, s, loc);
 }
-Array roll(const Array& x, const std::vector<int>& shifts, int axis, StreamOrDevice s,
+Array roll(const Array& x, const Shape& shifts, int axis, StreamOrDevice s,
            Location loc) {
   int64_t total = 0;
   for (int v : shifts) total += v;
   int64_t n = x.ndim() > 0 && impl::normalize_axis(axis, x.ndim()) ? x.shape(axis) : 1;
   return ops::roll(x, static_cast<int>(n > 0 ? total % n : 0), axis, s, loc);
 }
-Array roll(const Array& x, const std::vector<int>& shifts, StreamOrDevice s, Location loc) {
+Array roll(const Array& x, const Shape& shifts, StreamOrDevice s, Location loc) {
   int64_t total = 0;
   for (int v : shifts) total += v;
   int64_t n = std::max<int64_t>(x.size(), 1);
@@ -186,8 +186,13 @@ Array roll(const Array& x, const std::vector<int>& shifts, StreamOrDevice s, Loc
 }
 
 Array tri(int n, int m, int k, DType dtype, StreamOrDevice s, Location loc) {
+  // Column j is compared with row i as j - k <= i; j - k is computed in
+  // int64 when it leaves the int range (k = INT_MIN, m - k past INT_MAX).
+  int64_t first = -int64_t(k), last = int64_t(m) - k;
+  bool wide = first < INT32_MIN || last > INT32_MAX;
   Array rows = ops::expand_dims(ops::arange(n, s, loc), 1, s, loc);
-  Array cols = ops::expand_dims(ops::arange(-k, m - k, s, loc), 0, s, loc);
+  Array cols = ops::expand_dims(
+      ops::arange(double(first), double(last), 1.0, wide ? int64 : int32, s, loc), 0, s, loc);
   return ops::astype(ops::greater_equal(rows, cols, s, loc), dtype, s, loc);
 }
 Array tri(int n, DType dtype, StreamOrDevice s, Location loc) {

@@ -48,6 +48,8 @@ std::optional<Array> prepare(const Array& a, const Array& b, DType d, const char
                 std::string("got a 0-d operand; ") + op + " needs at least 1-d arrays", op, loc);
   p.x = ops::astype(a, d, s, loc);
   p.y = ops::astype(b, d, s, loc);
+  if (p.x.is_failed()) return p.x;  // a conversion past the size limits
+  if (p.y.is_failed()) return p.y;
   p.row = p.x.ndim() == 1;
   p.col = p.y.ndim() == 1;
   if (p.row) p.x = ops::reshape(p.x, {1, p.x.shape(0)}, s, loc);

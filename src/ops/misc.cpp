@@ -92,6 +92,9 @@ Array pad(const Array& x, const std::vector<int>& axes, const Shape& low_pad_siz
     return fail(ErrorKind::invalid_argument, "the pad value must be a scalar", "pad", loc);
   Array y = x;
   for (int a = 0; a < x.ndim(); ++a) {
+    // A step that failed (an output past the size rule) ends the loop: the
+    // failed array has no shape to pad further.
+    if (y.is_failed()) return y;
     auto [lo, hi] = pw[static_cast<size_t>(a)];
     if (lo == 0 && hi == 0) continue;
     int n = y.shape(a);
@@ -175,16 +178,23 @@ Array diagonal(const Array& x, int offset, int axis1, int axis2, StreamOrDevice 
   int64_t len = offset >= 0 ? std::min<int64_t>(R, int64_t(C) - offset)
                             : std::min<int64_t>(int64_t(R) + offset, C);
   len = std::max<int64_t>(len, 0);
+  // The diagonal is every (C + 1)-th element of the flattened last two
+  // axes; that axis (and the positions in it) must fit int.
+  auto rc = checked_dim(int64_t(R) * C, "flattened length of the two axes");
+  if (!rc) return fail(rc.error().kind(), rc.error().message(), "diagonal", loc);
   Shape flat = rest;
-  flat.push_back(R * C);
+  flat.push_back(*rc);
   Array y = ops::reshape(ops::transpose(x, perm, s, loc), flat, s, loc);
   int64_t start = len == 0 ? 0 : (offset >= 0 ? offset : -int64_t(offset) * C);
   int64_t step = int64_t(C) + 1;
   int64_t stop = len == 0 ? 0 : start + (len - 1) * step + 1;
+  auto step_i = checked_dim(step, "diagonal step");
+  if (!step_i) return fail(step_i.error().kind(), step_i.error().message(), "diagonal", loc);
   std::vector<int> lo(flat.size(), 0), hi(flat.begin(), flat.end()), st(flat.size(), 1);
+  // start and stop are within 0 .. R * C (len is clamped to the matrix).
   lo.back() = static_cast<int>(start);
   hi.back() = static_cast<int>(stop);
-  st.back() = static_cast<int>(step);
+  st.back() = *step_i;
   return ops::slice(y, lo, hi, st, s, loc);
 }
 
@@ -203,7 +213,11 @@ Array diag(const Array& x, int k, StreamOrDevice s, Location loc) {
                 "input must be 1- or 2-dimensional, got " + std::to_string(x.ndim()) +
                     " dimensions",
                 "diag", loc);
-  int ak = k < 0 ? -k : k, n = x.shape(0) + ak;
+  // |k| in int64 (k may be INT_MIN); the side of the square must fit int.
+  int64_t ak64 = k < 0 ? -int64_t(k) : int64_t(k);
+  auto side = checked_dim(x.shape(0) + ak64, "output side");
+  if (!side) return fail(side.error().kind(), side.error().message(), "diag", loc);
+  int n = *side, ak = static_cast<int>(ak64);
   Array v = ops::pad(x, {{0, ak}}, array(0), "constant", s, loc);
   v = ops::reshape(v, k >= 0 ? Shape{n, 1} : Shape{1, n}, s, loc);
   Array mask = ops::eye(n, n, k, bool_, s, loc);
@@ -219,7 +233,11 @@ std::vector<Array> meshgrid(const std::vector<Array>& arrays, bool sparse,
                  "meshgrid", loc)};
   int n = static_cast<int>(arrays.size());
   Shape sizes;
-  for (const auto& a : arrays) sizes.push_back(static_cast<int>(a.size()));
+  for (const auto& a : arrays) {
+    auto n = checked_dim(a.size(), "input size");
+    if (!n) return {fail(n.error().kind(), n.error().message(), "meshgrid", loc)};
+    sizes.push_back(*n);
+  }
   bool swap = indexing == "xy" && n >= 2;
   Shape full_shape = sizes;
   if (swap) std::swap(full_shape[0], full_shape[1]);
@@ -245,7 +263,9 @@ Array kron(const Array& a, const Array& b, StreamOrDevice s, Location loc) {
   for (int d = 0; d < nd; ++d) {
     ia.push_back(sa[d]), ia.push_back(1);
     ib.push_back(1), ib.push_back(sb[d]);
-    out.push_back(sa[d] * sb[d]);
+    auto len = checked_dim(int64_t(sa[d]) * sb[d], "output length");
+    if (!len) return fail(len.error().kind(), len.error().message(), "kron", loc);
+    out.push_back(*len);
   }
   Array p = ops::multiply(ops::reshape(a, ia, s, loc), ops::reshape(b, ib, s, loc), s, loc);
   return ops::reshape(p, out, s, loc);
@@ -286,8 +306,15 @@ Array tensordot(const Array& a, const Array& b, const std::vector<int>& axes_a,
       pb.push_back(d), out.push_back(b.shape(d)), fb *= b.shape(d);
   if (pa.size() != size_t(a.ndim()) || pb.size() != size_t(b.ndim()))
     return fail(ErrorKind::invalid_axis, "repeated contraction axis", op, loc);
-  Array x = ops::reshape(ops::transpose(a, pa, s, loc), {int(fa), int(k)}, s, loc);
-  Array y = ops::reshape(ops::transpose(b, pb, s, loc), {int(k), int(fb)}, s, loc);
+  // The products are within int64 (each is part of an array's size); as
+  // matrix sides they must fit int.
+  auto m = checked_dim(fa, "free length of the first operand");
+  auto kk = checked_dim(k, "contracted length");
+  auto n = checked_dim(fb, "free length of the second operand");
+  for (const auto* e : {&m, &kk, &n})
+    if (!*e) return fail(e->error().kind(), e->error().message(), op, loc);
+  Array x = ops::reshape(ops::transpose(a, pa, s, loc), {*m, *kk}, s, loc);
+  Array y = ops::reshape(ops::transpose(b, pb, s, loc), {*kk, *n}, s, loc);
   return ops::reshape(ops::matmul(x, y, s, loc), out, s, loc);
 }
 

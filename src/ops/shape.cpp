@@ -23,26 +23,35 @@ std::string str(const Shape& s) {
 Array reshape(const Array& x, Shape shape, StreamOrDevice s, Location loc) {
   if (x.is_failed()) return x;
   int infer = -1;
-  int64_t known = 1;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) {
       if (infer >= 0) return fail(ErrorKind::invalid_shape, "only one dimension can be -1", "reshape", loc);
       infer = static_cast<int>(i);
     } else if (shape[i] < 0) {
       return fail(ErrorKind::invalid_shape, "negative dimension in " + str(shape), "reshape", loc);
-    } else {
-      known *= shape[i];
-      if (known > (int64_t(1) << 62))
-        return fail(ErrorKind::invalid_shape, "shape " + str(shape) + " is too large", "reshape", loc);
     }
   }
+  // The product of the given dimensions in __int128 (saturated far past
+  // int64), so a huge shape is compared, not wrapped.
+  Shape known_dims = shape;
+  if (infer >= 0) known_dims.erase(known_dims.begin() + infer);
+  __int128 known = wide_size(known_dims);
   if (infer >= 0) {
     if (known == 0 || x.size() % known != 0)
       return fail(ErrorKind::invalid_shape,
                   "cannot reshape an array of size " + std::to_string(x.size()) + " into shape " +
                       str(shape),
                   "reshape", loc);
-    shape[infer] = static_cast<int>(x.size() / known);
+    auto d = checked_dim(x.size() / known, "the inferred dimension");
+    if (!d) return fail(d.error().kind(), d.error().message() + " (size " +
+                        std::to_string(x.size()) + " into shape " + str(shape) + ")",
+                        "reshape", loc);
+    shape[infer] = *d;
+  } else if (known != x.size()) {
+    return fail(ErrorKind::invalid_shape,
+                "cannot reshape an array of size " + std::to_string(x.size()) + " into shape " +
+                    str(shape),
+                "reshape", loc);
   }
   if (shape == x.shape()) return x;
   return build1(make<Reshape>(shape), {x}, s, "reshape", loc);
@@ -64,9 +73,11 @@ Array flatten(const Array& x, int start_axis, int end_axis, StreamOrDevice s, Lo
                 "flatten", loc);
   std::optional<int> a = a0, b = b0;
   Shape shape(x.shape().begin(), x.shape().begin() + *a);
-  int64_t m = 1;
+  int64_t m = 1;  // within int64: the array's size is
   for (int i = *a; i <= *b; ++i) m *= x.shape()[i];
-  shape.push_back(static_cast<int>(m));
+  auto len = checked_dim(m, "flattened length");
+  if (!len) return fail(len.error().kind(), len.error().message(), "flatten", loc);
+  shape.push_back(*len);
   shape.insert(shape.end(), x.shape().begin() + *b + 1, x.shape().end());
   return ops::reshape(x, shape, s, loc);
 }

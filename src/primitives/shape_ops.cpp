@@ -1,4 +1,5 @@
 #include "nuvec/primitives/shape_ops.h"
+#include "core/checked.h"
 
 #include "nuvec/core/graph.h"
 #include "nuvec/ops/shape.h"
@@ -75,7 +76,10 @@ std::optional<Strides> reshape_strides(const Shape& shape, const Strides& stride
 Expected<std::vector<OutputSpec>> Reshape::output_specs(
     const std::vector<Array>& inputs) const {
   const Array& x = inputs.at(0);
-  if (shape_size(shape_) != x.size())
+  for (int d : shape_)
+    if (d < 0)
+      return op_error(ErrorKind::invalid_shape, "negative dimension in " + shape_str(shape_));
+  if (wide_size(shape_) != x.size())
     return op_error(ErrorKind::invalid_shape,
                     "cannot reshape an array of size " + std::to_string(x.size()) +
                         " into shape " + shape_str(shape_));
@@ -179,17 +183,18 @@ Expected<std::vector<OutputSpec>> BitCast::output_specs(
     if (shape.empty())
       return op_error(ErrorKind::invalid_shape,
                       "cannot view a 0-d array as a dtype of another size");
-    int& last = shape.back();
-    if (to < from) {
-      last *= from / to;
-    } else if ((int64_t(last) * from) % to != 0) {
+    // The new last length in int64: it may grow past int (checked) and the
+    // bytes of the old one may too (a float16 axis of 2^30 is 2^31 bytes).
+    int64_t bytes = int64_t(shape.back()) * from;
+    if (bytes % to != 0)
       return op_error(ErrorKind::invalid_shape,
-                      "the last axis (" + std::to_string(last) + " x " + std::to_string(from) +
+                      "the last axis (" + std::to_string(shape.back()) + " x " +
+                          std::to_string(from) +
                           " bytes) is not a multiple of the new item size " +
                           std::to_string(to));
-    } else {
-      last = last * from / to;
-    }
+    auto last = checked_dim(bytes / to, "the last axis's new length");
+    if (!last) return last.error();
+    shape.back() = *last;
   }
   return std::vector<OutputSpec>{dense_spec(shape, dtype_)};
 }

@@ -50,8 +50,8 @@ void save_pairs(const std::string& path, const std::vector<std::pair<std::string
   io::save_safetensors(path, arrays, {metadata.begin(), metadata.end()});
 }
 
-std::map<std::string, Array> load_file(const std::string& path) {
-  auto loaded = io::load_safetensors(path).first;
+std::map<std::string, Array> load_file(const std::string& path, bool copy) {
+  auto loaded = io::load_safetensors(path, io::LoadOptions{.copy = copy}).first;
   return {loaded.begin(), loaded.end()};
 }
 

@@ -3,13 +3,23 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <utility>
 #include <ostream>
 #include <vector>
 
 namespace nuvec {
 
 /// Dimensions of an array (int, as in MLX). Compare with `Shape{3, 2}`.
-using Shape = std::vector<int>;
+/// A std::vector<int> in every respect (and converted from one), declared
+/// in nuvec so that `std::cout << x.shape()` finds its printer anywhere,
+/// as MLX's Shape does.
+class Shape : public std::vector<int> {
+ public:
+  using std::vector<int>::vector;
+  Shape() = default;
+  Shape(const std::vector<int>& v) : std::vector<int>(v) {}
+  Shape(std::vector<int>&& v) : std::vector<int>(std::move(v)) {}
+};
 /// Element strides (int64, may be 0 for broadcast dimensions or negative).
 using Strides = std::vector<int64_t>;
 

@@ -1,6 +1,7 @@
 // Creating arrays: from literals and data, and the constant families.
 #pragma once
 
+#include <exception>
 #include <initializer_list>
 #include <iterator>
 #include <optional>
@@ -84,6 +85,23 @@ inline constexpr bool is_element_v =
 /// supported range).
 std::optional<Array> data_shape_error(std::optional<int64_t> n, const Shape& shape,
                                       Location loc);
+/// A failed array (out_of_memory) when a host staging vector of `n` items
+/// of `itemsize` bytes exceeds the memory limit (n < 0: its allocation
+/// failed), else nullopt.
+std::optional<Array> staging_error(int64_t n, size_t itemsize, Location loc);
+/// Sizes a host staging vector to `n` items, or gives staging_error's
+/// failed array (ops never throw std::bad_alloc).
+template <class V>
+std::optional<Array> size_staging(V& v, int64_t n, Location loc) {
+  using E = typename V::value_type;
+  if (auto bad = staging_error(n, sizeof(E), loc)) return bad;
+  try {
+    v.reserve(static_cast<size_t>(n));
+  } catch (const std::exception&) {  // std::bad_alloc, std::length_error
+    return staging_error(-1, sizeof(E), loc);
+  }
+  return std::nullopt;
+}
 /// An array of dtype `to` from `n` values of type T, each converted as
 /// astype converts (kernels/cast.h).
 template <class T>
@@ -92,8 +110,9 @@ Array array_from_values(const T* v, int64_t n, Shape shape, DType to, Location l
   return dispatch_dtype(to, [&](auto tag) {
     using U = typename decltype(tag)::type;
     using S = std::conditional_t<std::is_same_v<U, bool>, uint8_t, U>;
-    std::vector<S> buf(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) buf[i] = S(kernels::Cast<U>{}(v[i]));
+    std::vector<S> buf;
+    if (auto bad = size_staging(buf, n, loc)) return *bad;
+    for (int64_t i = 0; i < n; ++i) buf.push_back(S(kernels::Cast<U>{}(v[i])));
     return array_from_bytes(buf.data(), std::move(shape), to);
   });
 }
@@ -260,15 +279,15 @@ Array array(It data, Shape shape,
   using T = std::iter_value_t<It>;
   std::vector<detail::held_t<T>> values;
   int64_t n = shape_size(shape);
-  values.reserve(static_cast<size_t>(n));
+  if (auto bad = detail::size_staging(values, n, NUVEC_LOC)) return *bad;
   for (int64_t i = 0; i < n; ++i, ++data) values.push_back(detail::held_t<T>(*data));
   return detail::array_from_values(values.data(), n, std::move(shape), dtype, NUVEC_LOC);
 }
 template <class T>
 Array array(const T* data, Shape shape, DType dtype) {
   if (auto bad = detail::data_shape_error(std::nullopt, shape, NUVEC_LOC)) return *bad;
-  return detail::array_from_values(data, shape_size(shape), std::move(shape), dtype,
-                                   NUVEC_LOC);
+  int64_t n = shape_size(shape);  // before the shape is moved from
+  return detail::array_from_values(data, n, std::move(shape), dtype, NUVEC_LOC);
 }
 
 }  // namespace nuvec

@@ -30,8 +30,8 @@ Array round(const Array& x, int decimals = 0, StreamOrDevice s = {},
              Location loc = NUVEC_LOC);
 /// Element-wise binary operations (broadcasting, promotion, weak scalars).
 /// divide and the float functions compute in at least float32; floor_divide
-/// and remainder follow Python's sign rules (x // 0 and x % 0 are 0 for
-/// integers); shifts by a negative or too-large count give 0 (or -1).
+/// and remainder follow Python's sign rules (for integers x // 0 is 0 and x % 0
+/// is x); shifts by a negative or too-large count give 0 (or -1).
 NUVEC_BINARY_OPS(NUVEC_DECLARE_BINARY_OP)
 #undef NUVEC_DECLARE_BINARY_OP
 

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "nuvec/load_options.h"
 #include "nuvec/tree/ops.h"
 
 namespace nuvec {
@@ -28,7 +29,8 @@ void check_load(const std::vector<std::pair<std::string, Shape>>& leaves,
 /// throw.
 void save_pairs(const std::string& path, const std::vector<std::pair<std::string, Array>>& pairs,
                 const std::map<std::string, std::string>& metadata);
-std::map<std::string, Array> load_file(const std::string& path);
+std::map<std::string, Array> load_file(const std::string& path,
+                                       bool copy = false);
 }  // namespace tree_detail
 
 /// Loads `arrays` into the leaves of `tree` by path. In strict mode every
@@ -65,6 +67,15 @@ void save(const std::string& path, const T& tree,
 template <Tree T>
 void load_into(const std::string& path, T& tree) {
   tree_load_flat(tree, tree_detail::load_file(path), LoadMode::strict, path);
+}
+
+/// load_into with `options`: `load_into(path, tree, {.copy = true})` reads
+/// the file into allocator buffers instead of mapping it, so the tree stays
+/// valid if the file is later replaced in place or truncated (LoadOptions).
+template <Tree T>
+void load_into(const std::string& path, T& tree, io::LoadOptions options) {
+  tree_load_flat(tree, tree_detail::load_file(path, options.copy),
+                 LoadMode::strict, path);
 }
 
 }  // namespace nuvec

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -191,6 +192,14 @@ void run(const Linalg& p, const Arrays& in, Arrays& out) {
     to_col(src + bi * m * n, col.data(), m, n);
     switch (p.op()) {
       case Op::inv: {
+        // A NaN entry reaches every entry of the inverse (each is a cofactor
+        // over the determinant, in which every entry takes part); LAPACK's
+        // pivoting through NaN comparisons leaves some entries finite.
+        if (std::any_of(col.begin(), col.end(), [](T v) { return v != v; })) {
+          T* o = ptr<T>(out[0]) + bi * n * n;
+          std::fill(o, o + int64_t(n) * n, std::numeric_limits<T>::quiet_NaN());
+          break;
+        }
         std::vector<int> ipiv(n);
         L::getrf(&n, &n, col.data(), &lda, ipiv.data(), &info);
         check(info, "getrf");

@@ -2,14 +2,28 @@
 // BLAS routine directly (a transposed operand is passed as a flag, other
 // strides are copied dense first); float16 and bfloat16 are widened to
 // float32, multiplied, and rounded once.
+//
+// The bits must not depend on the machine's core count (DESIGN.md section
+// 10): OpenBLAS's own threads split a product by their number, and its
+// bits change with the split (512^3 float32: 13,737 of 262,144 elements
+// differ between 1 and 2 threads). So OpenBLAS runs single-threaded, and
+// nuvec splits each product into tiles of the output whose bounds depend on
+// the shape only, computed on the thread pool, one BLAS call per tile.
 #include <cblas.h>
+
+#include <algorithm>
+#include <vector>
 
 #include "backend/broadcast_view.h"
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/loops.h"
 #include "core/strided.h"
+#include "core/thread_pool.h"
 #include "nuvec/kernels/binary.h"
 #include "nuvec/kernels/cast.h"
+
+// OpenBLAS's thread switch; absent from other BLAS libraries (then null).
+#pragma weak openblas_set_num_threads
 
 namespace nuvec::cpu {
 
@@ -35,16 +49,52 @@ MatrixView blas_view(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
 
 template <class T>
 void gemm(bool ta, bool tb, int m, int n, int k, const T* a, int64_t lda, const T* b,
-          int64_t ldb, T* c) {
+          int64_t ldb, T* c, int64_t ldc) {
   auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
   if constexpr (std::is_same_v<T, float>) {
-    cblas_sgemm(CblasRowMajor, TA, TB, m, n, k, 1.0f, a, int(lda), b, int(ldb), 0.0f, c, n);
+    cblas_sgemm(CblasRowMajor, TA, TB, m, n, k, 1.0f, a, int(lda), b, int(ldb), 0.0f, c, int(ldc));
   } else if constexpr (std::is_same_v<T, double>) {
-    cblas_dgemm(CblasRowMajor, TA, TB, m, n, k, 1.0, a, int(lda), b, int(ldb), 0.0, c, n);
+    cblas_dgemm(CblasRowMajor, TA, TB, m, n, k, 1.0, a, int(lda), b, int(ldb), 0.0, c, int(ldc));
   } else {
     const float one[2] = {1, 0}, zero[2] = {0, 0};
-    cblas_cgemm(CblasRowMajor, TA, TB, m, n, k, one, a, int(lda), b, int(ldb), zero, c, n);
+    cblas_cgemm(CblasRowMajor, TA, TB, m, n, k, one, a, int(lda), b, int(ldb), zero, c, int(ldc));
   }
+}
+
+// At load (after OpenBLAS's own initialisation: a library's dependencies
+// start first), so that LAPACK's calls (linalg) are single-threaded too.
+[[maybe_unused]] const bool blas_single_threaded = [] {
+  if (openblas_set_num_threads) openblas_set_num_threads(1);
+  return true;
+}();
+
+// Output tiles: rows in blocks of 256, columns in blocks of 1024 (fixed:
+// only the shape decides them). A tile's BLAS call repacks its operands'
+// panels, about (256 + 1024) / (256 * 1024) of its multiply-adds.
+constexpr int kTileRows = 256, kTileCols = 1024;
+
+// C[b] (m x n, row-major, ld n) = op(A[b]) op(B[b]) for every matrix b
+// of the batch (element offsets oa, ob), tile by tile; blocks of tiles hold
+// at least 2^20 multiply-adds (small products: one block, on the caller).
+template <class T>
+void gemm_tiled(const MatrixView& va, const MatrixView& vb, int m, int n, int k, const T* a,
+                const std::vector<int64_t>& oa, const T* b, const std::vector<int64_t>& ob, T* c) {
+  const long long tr = (m + kTileRows - 1) / kTileRows, tc = (n + kTileCols - 1) / kTileCols;
+  const long long per = tr * tc, total = per * static_cast<long long>(oa.size());
+  const double tile_work = double(std::min(m, kTileRows)) * std::min(n, kTileCols) * k;
+  const long long grain = std::max<long long>(1, static_cast<long long>((1 << 20) / tile_work));
+  parallel_for(total, grain, [&](long long begin, long long end) {
+    for (long long t = begin; t < end; ++t) {
+      const long long bi = t / per, r = t % per;
+      const int i0 = int(r / tc) * kTileRows, j0 = int(r % tc) * kTileCols;
+      const int mi = std::min(kTileRows, m - i0), nj = std::min(kTileCols, n - j0);
+      // Row i0 of op(A), column j0 of op(B).
+      const T* ai = a + oa[bi] + (va.transposed ? i0 : int64_t(i0) * va.ld);
+      const T* bj = b + ob[bi] + (vb.transposed ? int64_t(j0) * vb.ld : j0);
+      T* cij = c + bi * int64_t(m) * n + int64_t(i0) * n + j0;
+      gemm<T>(va.transposed, vb.transposed, mi, nj, k, ai, va.ld, bj, vb.ld, cij, n);
+    }
+  });
 }
 
 // A dense row-major copy of `x` converted to T.
@@ -106,12 +156,10 @@ void matmul_blas(const Array& a0, const Array& b0, Array& out) {
   for_each_offset(batch, sb, 0, [&](int64_t o) { ob.push_back(o); });
   const T* pa = ptr<T>(a);
   const T* pb = ptr<T>(b);
-  for (size_t i = 0; i < oa.size(); ++i) {
-    T* ci = c + int64_t(i) * m * n;
-    gemm<T>(va.transposed, vb.transposed, m, n, k, pa + oa[i], va.ld, pb + ob[i], vb.ld, ci);
-    if constexpr (std::is_same_v<T, complex64_t>)
-      fix_nonfinite(m, n, k, pa + oa[i], va, pb + ob[i], vb, ci);
-  }
+  gemm_tiled<T>(va, vb, m, n, k, pa, oa, pb, ob, c);
+  if constexpr (std::is_same_v<T, complex64_t>)
+    for (size_t i = 0; i < oa.size(); ++i)
+      fix_nonfinite(m, n, k, pa + oa[i], va, pb + ob[i], vb, c + int64_t(i) * m * n);
 }
 
 // out = (alpha != 1 ? out * A : out) + (beta != 1 ? c * B : c) with the

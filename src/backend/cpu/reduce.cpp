@@ -19,6 +19,7 @@
 
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/loops.h"
+#include "backend/cpu/scratch.h"
 #include "backend/reduce_op.h"
 #include "core/strided.h"
 #include "nuvec/kernels/binary.h"
@@ -244,7 +245,7 @@ void reduce_typed(const Array& in, Array& out, const std::vector<int>& axes) {
   int64_t nb = (m + kBlock - 1) / kBlock;
   // With one block a row's result is final; otherwise block results wait in
   // `part` (row-major: row, block) for the tree.
-  std::unique_ptr<A[]> part(nb > 1 ? new A[static_cast<size_t>(n_out * nb)] : nullptr);
+  Scratch<A> part(nb > 1 ? n_out * nb : 0);  // counted by the memory limit
   auto emit = [&](int64_t row, int64_t k, A v) {
     if (nb == 1) dst[row] = kernels::Cast<Out>{}(v);
     else part[row * nb + k] = v;
@@ -277,7 +278,7 @@ void reduce_typed(const Array& in, Array& out, const std::vector<int>& axes) {
   if (nb == 1) return;
   parallel_for(n_out, std::max<long long>(1, kGrain / nb), [&](long long b, long long e) {
     for (long long r = b; r < e; ++r)
-      dst[r] = kernels::Cast<Out>{}(combine_blocks<type>(part.get() + r * nb, nb));
+      dst[r] = kernels::Cast<Out>{}(combine_blocks<type>(part.data() + r * nb, nb));
   });
 }
 

@@ -10,6 +10,7 @@
 
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/loops.h"
+#include "backend/cpu/scratch.h"
 #include "backend/scan_op.h"
 #include "core/strided.h"
 #include "nuvec/kernels/binary.h"
@@ -32,13 +33,13 @@ void scan_typed(const Scan& p, const Array& in, Array& out) {
   int64_t n = in.shape()[axis], outer = 1, inner = 1;
   for (int d = 0; d < axis; ++d) outer *= in.shape()[d];
   for (int d = axis + 1; d < in.ndim(); ++d) inner *= in.shape()[d];
-  std::unique_ptr<In[]> dense;  // In may be bool: no vector
+  Scratch<In> dense;  // a dense copy, counted by the memory limit
   const In* src = ptr<In>(in);
   if (!in.desc()->row_contiguous) {
-    dense.reset(new In[static_cast<size_t>(in.size())]);
+    dense.reset(in.size());
     int64_t k = 0;
     for_each_offset(in.shape(), in.strides(), 0, [&](int64_t o) { dense[k++] = src[o]; });
-    src = dense.get();
+    src = dense.data();
   }
   U* dst = ptr<U>(out);
   ScanOp<type> op;

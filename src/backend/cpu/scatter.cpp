@@ -2,6 +2,7 @@
 // result does not depend on threads: repeated positions accumulate
 // deterministically, and `set` keeps the last write).
 #include "backend/cpu/cpu.h"
+#include "backend/cpu/scratch.h"
 #include "core/strided.h"
 #include "nuvec/kernels/binary.h"
 
@@ -12,7 +13,8 @@ void eval(const Scatter& p, const Arrays& in, Arrays& out) {
   Array& o = out[0];
   if (o.desc()->data != x.desc()->data) copy_general(x, o);
   int64_t n = x.size();
-  std::vector<int64_t> pos;
+  Scratch<int64_t> pos(in[1].size());  // counted by the memory limit
+  int64_t count = 0;
   dispatch_dtype(in[1].dtype(), [&](auto tag) {
     using I = typename decltype(tag)::type;
     if constexpr (std::is_integral_v<I>) {
@@ -20,7 +22,7 @@ void eval(const Scatter& p, const Arrays& in, Arrays& out) {
       for_each_offset(in[1].shape(), in[1].strides(), in[1].desc()->offset, [&](int64_t off) {
         int64_t v = static_cast<int64_t>(pp[off]);
         if (v < 0) v += n;
-        pos.push_back(v < 0 ? 0 : (v >= n ? n - 1 : v));
+        pos[count++] = v < 0 ? 0 : (v >= n ? n - 1 : v);
       });
     }
   });
@@ -29,7 +31,7 @@ void eval(const Scatter& p, const Arrays& in, Arrays& out) {
     T* dst = ptr<T>(o);
     const Array& u = in[2];
     const T* up = ptr<T>(u) - u.desc()->offset;
-    size_t k = 0;
+    int64_t k = 0;
     for_each_offset(u.shape(), u.strides(), u.desc()->offset, [&](int64_t off) {
       T& d = dst[pos[k++]];
       T v = up[off];

@@ -10,6 +10,7 @@
 
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/loops.h"
+#include "backend/cpu/scratch.h"
 #include "core/strided.h"
 #include "nuvec/kernels/binary.h"
 
@@ -32,15 +33,15 @@ bool nan_less(T a, T b) {
 
 // Base offsets of every row along `axis` of (shape, strides), row-major
 // over the other axes.
-std::vector<int64_t> row_offsets(const Shape& shape, const Strides& strides, int axis,
-                                 int64_t base) {
+Scratch<int64_t> row_offsets(const Shape& shape, const Strides& strides, int axis,
+                             int64_t base) {
   Shape s = shape;
   Strides st = strides;
   s.erase(s.begin() + axis);
   st.erase(st.begin() + axis);
-  std::vector<int64_t> out;
-  out.reserve(static_cast<size_t>(shape_size(s)));
-  for_each_offset(s, st, base, [&](int64_t o) { out.push_back(o); });
+  Scratch<int64_t> out(shape_size(s));
+  int64_t k = 0;
+  for_each_offset(s, st, base, [&](int64_t o) { out[k++] = o; });
   return out;
 }
 
@@ -59,9 +60,9 @@ void stable_sort_row(E* data, int64_t n, Less less) {
   parallel_for(kChunks, 1, [&](long long b, long long e) {
     for (long long c = b; c < e; ++c) std::stable_sort(data + bounds[c], data + bounds[c + 1], less);
   });
-  std::unique_ptr<E[]> tmp(new E[static_cast<size_t>(n)]);  // E may be bool
+  Scratch<E> tmp(n);
   E* src = data;
-  E* dst = tmp.get();
+  E* dst = tmp.data();
   for (int64_t w = 1; w < kChunks; w *= 2) {
     int64_t pairs = (kChunks + 2 * w - 1) / (2 * w);
     parallel_for(pairs, 1, [&](long long b, long long e) {
@@ -89,27 +90,27 @@ void sort_typed(const SortPrimitive<Id>& p, const Array& in, Array& out) {
   int64_t in_st = in.strides()[axis], out_st = out.strides()[axis];
   const T* src = ptr<T>(in);
   O* dst = ptr<O>(out);
-  int64_t rows = static_cast<int64_t>(in_rows.size());
+  int64_t rows = in_rows.size();
   long long grain = std::max<long long>(1, kGrain / std::max<int64_t>(n, 1));
   auto do_rows = [&](long long r0, long long r1) {
-    std::unique_ptr<T[]> vals(new T[static_cast<size_t>(n)]);  // T may be bool
-    std::vector<uint32_t> idx;
-    if constexpr (P::is_arg) idx.resize(static_cast<size_t>(n));
+    Scratch<T> vals(n);
+    Scratch<uint32_t> idx;
+    if constexpr (P::is_arg) idx.reset(n);
     for (long long r = r0; r < r1; ++r) {
       const T* row = src + in_rows[r];
       for (int64_t i = 0; i < n; ++i) vals[i] = row[i * in_st];
       O* orow = dst + out_rows[r];
       if constexpr (Id == PrimitiveId::Sort) {
         // NaNs to the end (stably), then a plain comparison: same result.
-        T* mid = vals.get() + n;
+        T* mid = vals.data() + n;
         if constexpr (has_nan<T>)
-          mid = std::stable_partition(vals.get(), mid, [](T a) { return !kernels::any_nan(a); });
-        stable_sort_row(vals.get(), mid - vals.get(), kernels::less_than<T>);
+          mid = std::stable_partition(vals.data(), mid, [](T a) { return !kernels::any_nan(a); });
+        stable_sort_row(vals.data(), mid - vals.data(), kernels::less_than<T>);
       } else if constexpr (Id == PrimitiveId::Partition) {
-        std::nth_element(vals.get(), vals.get() + p.kth(), vals.get() + n, nan_less<T>);
+        std::nth_element(vals.data(), vals.data() + p.kth(), vals.data() + n, nan_less<T>);
       } else {
         std::iota(idx.begin(), idx.end(), uint32_t(0));
-        const T* v = vals.get();
+        const T* v = vals.data();
         if constexpr (Id == PrimitiveId::ArgSort) {
           uint32_t* mid = idx.data() + n;
           if constexpr (has_nan<T>)

@@ -14,8 +14,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
-#include <mutex>
-#include <optional>
+#include <memory>
 #include <string>
 
 #include "backend/broadcast_view.h"
@@ -100,32 +99,26 @@ uint32_t alignment(const void* p, int64_t stride_bytes) {
 }
 
 // What the heuristic was given (types, operations, bias alignment or -1,
-// shapes, leading dimensions, batch, alignments) and what it answered.
+// shapes, leading dimensions, batch, alignments).
 using HeuristicKey = std::array<int64_t, 17>;
-struct HeuristicAnswer {
-  bool ok = false;
+
+// A product's descriptors and the heuristic's answer for them: made once
+// per key and thread, so that a call costs one cublasLtMatmul on the host
+// (creating and destroying five descriptors a call made small products
+// host-bound: the GPU waited between 20-40 us kernels).
+struct Plan {
+  MatmulDesc desc;
+  MatrixLayout la, lb, ld;
   cublasLtMatmulHeuristicResult_t result{};
+  bool ok = false;
 };
 
-std::mutex& heuristic_mutex() {
-  static std::mutex mu;
-  return mu;
-}
-std::map<HeuristicKey, HeuristicAnswer>& heuristic_cache() {
-  static std::map<HeuristicKey, HeuristicAnswer> cache;
-  return cache;
-}
-std::optional<HeuristicAnswer> cached_heuristic(const HeuristicKey& key) {
-  std::lock_guard<std::mutex> lock(heuristic_mutex());
-  auto it = heuristic_cache().find(key);
-  if (it == heuristic_cache().end()) return std::nullopt;
-  return it->second;
-}
-void remember_heuristic(const HeuristicKey& key, const HeuristicAnswer& a) {
-  std::lock_guard<std::mutex> lock(heuristic_mutex());
-  auto& cache = heuristic_cache();
-  if (cache.size() >= 4096) cache.clear();  // bounded: shapes of a long-running process
-  cache[key] = a;
+// Per thread: a plan's bias pointer is set before each of its calls, and
+// no other thread sees it meanwhile. Bounded: the shapes of a long run.
+std::shared_ptr<Plan>& plan_slot(const HeuristicKey& key) {
+  thread_local std::map<HeuristicKey, std::shared_ptr<Plan>> plans;
+  if (plans.size() >= 1024 && !plans.count(key)) plans.clear();
+  return plans[key];
 }
 
 // alpha or beta in the scale type (float, double, or a complex float).
@@ -148,73 +141,40 @@ class LtProduct {
   // device address) or for C = D, and asks the heuristic: false when it
   // offers no algorithm.
   bool plan(const void* bias) {
-    for (auto* l : {&la_, &lb_, &ld_}) l->reset();
-    desc_.reset();
     const int64_t m = o_.m, n = o_.n, k = o_.k, item = out_.itemsize();
-    check(cublasLtMatmulDescCreate(&desc_.h, ty_.compute, ty_.scale),
-          "cublasLtMatmulDescCreate");
     cublasOperation_t opa =
         o_.vb.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;  // A = b
     cublasOperation_t opb =
         o_.va.transposed ? CUBLAS_OP_T : CUBLAS_OP_N;  // B = a
-    set(desc_.h, CUBLASLT_MATMUL_DESC_TRANSA, int32_t(opa));
-    set(desc_.h, CUBLASLT_MATMUL_DESC_TRANSB, int32_t(opb));
-    if (bias) {
-      set(desc_.h, CUBLASLT_MATMUL_DESC_EPILOGUE,
-          uint32_t(CUBLASLT_EPILOGUE_BIAS));
-      set(desc_.h, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
-      set(desc_.h, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, int32_t(ty_.data));
-    }
-    // Stored shapes (before the op): b is n x k column-major, or k x n
-    // seen transposed; a is k x m, or m x k; D is n x m.
-    make_layout(la_, ty_.data, opa == CUBLAS_OP_N ? n : k,
-                opa == CUBLAS_OP_N ? k : n, o_.vb.ld, count_, o_.stride_b);
-    make_layout(lb_, ty_.data, opb == CUBLAS_OP_N ? k : m,
-                opb == CUBLAS_OP_N ? m : k, o_.va.ld, count_, o_.stride_a);
-    make_layout(ld_, ty_.data, n, m, n, count_, m * n);
-    Preference pref;
-    check(cublasLtMatmulPreferenceCreate(&pref.h),
-          "cublasLtMatmulPreferenceCreate");
-    set(pref.h, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, kMaxWorkspace);
-    set(pref.h, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
-        alignment(blas::bytes(o_.b), o_.stride_b * item));
-    set(pref.h, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-        alignment(blas::bytes(o_.a), o_.stride_a * item));
-    uint32_t d_align = alignment(blas::bytes(out_), m * n * item);
-    set(pref.h, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, d_align);
-    set(pref.h, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, d_align);
+    const uint32_t a_align = alignment(blas::bytes(o_.b), o_.stride_b * item);
+    const uint32_t b_align = alignment(blas::bytes(o_.a), o_.stride_a * item);
+    const uint32_t d_align = alignment(blas::bytes(out_), m * n * item);
     // The heuristic's answer depends on nothing but these (the descriptors
-    // and preferences above): asked once per combination.
+    // and preferences below).
     HeuristicKey key{int64_t(ty_.compute), int64_t(ty_.scale), int64_t(ty_.data), int64_t(opa),
                      int64_t(opb), bias ? int64_t(alignment(bias, 0)) : -1, m, n, k,
                      int64_t(count_), o_.vb.ld, o_.va.ld, o_.stride_a, o_.stride_b,
-                     int64_t(alignment(blas::bytes(o_.b), o_.stride_b * item)),
-                     int64_t(alignment(blas::bytes(o_.a), o_.stride_a * item)), int64_t(d_align)};
-    if (auto known = cached_heuristic(key)) {
-      result_ = known->result;
-      return known->ok;
-    }
-    int found = 0;
-    cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(
-        lt_handle(), desc_.h, la_.h, lb_.h, ld_.h, ld_.h, pref.h, 1, &result_,
-        &found);
-    bool ok = st == CUBLAS_STATUS_SUCCESS && found > 0 && result_.state == CUBLAS_STATUS_SUCCESS;
-    remember_heuristic(key, {ok, result_});
-    return ok;
+                     int64_t(a_align), int64_t(b_align), int64_t(d_align)};
+    std::shared_ptr<Plan>& slot = plan_slot(key);
+    if (!slot) slot = make_plan(bias, opa, opb, a_align, b_align, d_align);
+    plan_ = slot;
+    if (bias && plan_->ok) set(plan_->desc.h, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
+    return plan_->ok;
   }
 
   // Enqueues the planned product on `stream`: D = alpha A B + beta D (+ bias).
   void run(float alpha, float beta, cudaStream_t stream, Stream st) {
     Scale a(alpha), b(beta);
+    const Plan& p = *plan_;
     std::shared_ptr<Data> workspace;
-    if (result_.workspaceSize > 0)
-      workspace = allocate(result_.workspaceSize, st);
+    if (p.result.workspaceSize > 0)
+      workspace = allocate(p.result.workspaceSize, st);
     char* d = blas::bytes(out_);
-    check(cublasLtMatmul(lt_handle(), desc_.h, a.in(ty_.scale),
-                         blas::bytes(o_.b), la_.h, blas::bytes(o_.a), lb_.h,
-                         b.in(ty_.scale), d, ld_.h, d, ld_.h, &result_.algo,
+    check(cublasLtMatmul(lt_handle(), p.desc.h, a.in(ty_.scale),
+                         blas::bytes(o_.b), p.la.h, blas::bytes(o_.a), p.lb.h,
+                         b.in(ty_.scale), d, p.ld.h, d, p.ld.h, &p.result.algo,
                          workspace ? workspace->ptr : nullptr,
-                         result_.workspaceSize, stream),
+                         p.result.workspaceSize, stream),
           "cublasLtMatmul");
     // The workspace returns to this stream's cache: later users of it on
     // this stream run after this product.
@@ -225,9 +185,46 @@ class LtProduct {
   blas::Types ty_;
   Array& out_;
   int count_;
-  MatmulDesc desc_;
-  MatrixLayout la_, lb_, ld_;
-  cublasLtMatmulHeuristicResult_t result_{};
+  std::shared_ptr<Plan> plan_;
+
+  // The descriptors (the bias epilogue when `bias`, else C = D) and the
+  // heuristic's first answer.
+  std::shared_ptr<Plan> make_plan(const void* bias, cublasOperation_t opa, cublasOperation_t opb,
+                                  uint32_t a_align, uint32_t b_align, uint32_t d_align) const {
+    auto p = std::make_shared<Plan>();
+    const int64_t m = o_.m, n = o_.n, k = o_.k;
+    check(cublasLtMatmulDescCreate(&p->desc.h, ty_.compute, ty_.scale),
+          "cublasLtMatmulDescCreate");
+    set(p->desc.h, CUBLASLT_MATMUL_DESC_TRANSA, int32_t(opa));
+    set(p->desc.h, CUBLASLT_MATMUL_DESC_TRANSB, int32_t(opb));
+    if (bias) {
+      set(p->desc.h, CUBLASLT_MATMUL_DESC_EPILOGUE,
+          uint32_t(CUBLASLT_EPILOGUE_BIAS));
+      set(p->desc.h, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, int32_t(ty_.data));
+    }
+    // Stored shapes (before the op): b is n x k column-major, or k x n
+    // seen transposed; a is k x m, or m x k; D is n x m.
+    make_layout(p->la, ty_.data, opa == CUBLAS_OP_N ? n : k,
+                opa == CUBLAS_OP_N ? k : n, o_.vb.ld, count_, o_.stride_b);
+    make_layout(p->lb, ty_.data, opb == CUBLAS_OP_N ? k : m,
+                opb == CUBLAS_OP_N ? m : k, o_.va.ld, count_, o_.stride_a);
+    make_layout(p->ld, ty_.data, n, m, n, count_, m * n);
+    Preference pref;
+    check(cublasLtMatmulPreferenceCreate(&pref.h),
+          "cublasLtMatmulPreferenceCreate");
+    set(pref.h, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, kMaxWorkspace);
+    set(pref.h, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, a_align);
+    set(pref.h, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, b_align);
+    set(pref.h, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, d_align);
+    set(pref.h, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, d_align);
+    if (bias) set(p->desc.h, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);  // its alignment is in the key
+    int found = 0;
+    cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(
+        lt_handle(), p->desc.h, p->la.h, p->lb.h, p->ld.h, p->ld.h, pref.h, 1,
+        &p->result, &found);
+    p->ok = st == CUBLAS_STATUS_SUCCESS && found > 0 && p->result.state == CUBLAS_STATUS_SUCCESS;
+    return p;
+  }
 };
 
 // c (read at the output's shape) is one packed row over all rows and
