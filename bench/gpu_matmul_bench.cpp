@@ -199,7 +199,10 @@ double lt_ms(const Product& p, DType dt, cublasLtHandle_t h, Buffers& buf, size_
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  // `gpu_matmul_bench PREFIX`: the rows whose product name starts so, nuvec
+  // alone (for a profiler's trace).
+  const std::string only = argc > 1 ? argv[1] : "";
   if (!is_available(Device::gpu)) {
     std::printf("no GPU: nothing to measure\n");
     return 0;
@@ -220,9 +223,14 @@ int main() {
   for (DType dt : {bfloat16, float16, float32})
     for (const Product& p : kProducts) {
       if (dt == float32 && p.m * double(p.k) * p.n > 4096.0 * 4096 * 4096) continue;
+      if (!only.empty() && (std::string(p.name).rfind(only, 0) != 0 || dt != bfloat16)) continue;
       double ours = nuvec_ms(p, dt);
       std::printf("| %-34s | %-8s | %7.1f |", p.name, std::string(dtype_name(dt)).c_str(), tflops(p, ours));
 #ifdef NUVEC_BENCH_CUBLAS
+      if (!only.empty()) {
+        std::printf("\n");
+        continue;
+      }
       Buffers buf(p, dt);
       int answers = 0;
       double ex = gemm_ex_ms(p, dt, gh, buf);

@@ -276,3 +276,18 @@ TEST_F(Sizes, ToVectorOfAHugeLazyArrayIsOutOfMemory) {
   EXPECT_EQ(array(std::views::iota(5).begin(), {3}).to_vector<int32_t>(),
             (std::vector<int32_t>{5, 6, 7}));
 }
+
+// Lengths merged inside an op (einsum's grouped letters, masked_scatter's
+// rows, a concatenated axis) are checked as output dimensions are.
+TEST_F(Sizes, MergedLengthsInsideOpsAreChecked) {
+  Array a = broadcast_to(array(1.0f), {65536, 65536, 2});
+  Array b = ones({2, 3});
+  expect_fails(einsum("abc,cd->abd", {a, b}), ErrorKind::overflow, "4294967296", "einsum");
+
+  Array half = broadcast_to(array(0.0f), {G + 1});
+  expect_fails(concatenate({half, half}), ErrorKind::overflow, "2147483650");
+
+  Array big = broadcast_to(array(0.0f), {65536, 32769});
+  Array mask = broadcast_to(array(true), {65536, 32769});
+  expect_fails(masked_scatter(big, mask, array(1.0f)), ErrorKind::overflow, "2147549184");
+}

@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <optional>
 #include <set>
 
+#include "core/checked.h"
 #include "nuvec/ops/ops.h"
 #include "ops/builder.h"
 
@@ -93,15 +95,25 @@ Term combine(const Term& a, const Term& b, const std::multiset<char>& needed,
     for (char c : l) d.push_back(size.at(c));
     return d;
   };
+  // The merged axes' lengths, in int64 and checked (a product of letters
+  // can pass the int range although each letter fits).
+  std::optional<Error> too_long;
   auto prod = [&](const std::string& l) {
-    int n = 1;
+    __int128 n = 1;
     for (char c : l) n *= size.at(c);
-    return n;
+    auto d = checked_dim(n, "merged length of the letters '" + l + "'");
+    if (!d) {
+      if (!too_long) too_long = d.error();
+      return 0;
+    }
+    return *d;
   };
   Shape bs = dims(batch);
   Shape sa = bs, sb = bs;
   sa.push_back(prod(fa)), sa.push_back(prod(contracted));
   sb.push_back(prod(contracted)), sb.push_back(prod(fb));
+  if (too_long)
+    return {impl::fail(too_long->kind(), too_long->message(), "einsum", loc), batch + fa + fb};
   Shape full_a = dims(batch + fa + contracted), full_b = dims(batch + contracted + fb);
   Array xa = ops::reshape(ops::broadcast_to(arrange(a, batch + fa + contracted, s, loc), full_a, s, loc), sa, s, loc);
   Array xb = ops::reshape(ops::broadcast_to(arrange(b, batch + contracted + fb, s, loc), full_b, s, loc), sb, s, loc);

@@ -231,6 +231,9 @@ Array masked_scatter(const Array& a, const Array& mask, const Array& src,
   if (v.ndim() < trailing + 1) {
     vshape.insert(vshape.begin(), trailing + 1 - v.ndim(), 1);
     v = ops::reshape(v, vshape, s, loc);
+    if (mask.size() > INT32_MAX)
+      return bad(ErrorKind::overflow, "a mask of " + std::to_string(mask.size()) +
+                                          " elements gives rows past the int range");
     target.insert(target.begin(), static_cast<int>(mask.size()));
   } else {
     target.insert(target.begin(), v.shape(0));

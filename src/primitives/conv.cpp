@@ -80,7 +80,7 @@ Expected<std::vector<OutputSpec>> Im2Col::output_specs(const std::vector<Array>&
                "If groups > 1, the output channels must be divisible by the number of groups. "
                "Got " + std::to_string(cout) + " output channels and " +
                    std::to_string(groups_) + " groups.");
-  if (w.shape(-1) * groups_ != cin)
+  if (int64_t(w.shape(-1)) * groups_ != cin)
     return bad(ErrorKind::shape_mismatch,
                "Expect the input channels in the input and weight array to match but got "
                "shapes - input: " + shape_str(x.shape()) + " and weight: " +

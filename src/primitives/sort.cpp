@@ -81,8 +81,8 @@ Expected<std::vector<OutputSpec>> Concatenate::output_specs(
     total += a.shape()[axis_];
   }
   if (total > INT32_MAX)
-    return op_error(ErrorKind::invalid_shape, "concatenated axis of size " + std::to_string(total) +
-                                                  " does not fit in int");
+    return op_error(ErrorKind::overflow, "concatenated axis of size " + std::to_string(total) +
+                                             " exceeds the int range");
   shape[axis_] = static_cast<int>(total);
   OutputSpec s;
   s.shape = shape;
