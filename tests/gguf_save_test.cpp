@@ -18,29 +18,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string bytes_of(const Array& a) {
-  std::string out;
-  dispatch_dtype(a.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<T, bool>) {
-      auto v = a.to_vector<uint8_t>();
-      out.assign(v.begin(), v.end());
-    } else {
-      auto v = a.to_vector<T>();
-      out.assign(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
-    }
-  });
-  return out;
-}
-
-// Random bytes of a dtype (bools 0/1; floats may be NaN: bytes compare).
-Array sample(DType d, const Shape& shape, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::string b(static_cast<size_t>(shape_size(shape) * d.size()), '\0');
-  for (auto& c : b) c = static_cast<char>(d == bool_ ? rng() % 2 : rng());
-  return nuvec::detail::array_from_bytes(b.data(), shape, d);
-}
-
 bool is_copy(const Array& a) { return a.eval().desc()->data->from_allocator; }
 
 const std::vector<DType> tensor_dtypes = {float32, float16, int8, int16, int32};

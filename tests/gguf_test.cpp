@@ -93,22 +93,6 @@ std::vector<RefFile> load_ref() {
 
 // ------------------------------------------------------------------ helpers
 
-// The values of an array in C order, as bytes (bools as 0/1 bytes).
-std::string bytes_of(const Array& a) {
-  std::string out;
-  dispatch_dtype(a.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<T, bool>) {
-      auto v = a.to_vector<uint8_t>();
-      out.assign(v.begin(), v.end());
-    } else {
-      auto v = a.to_vector<T>();
-      out.assign(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
-    }
-  });
-  return out;
-}
-
 bool is_nan_bits(const unsigned char* p, int size) {
   if (size == 2) {
     uint16_t h;

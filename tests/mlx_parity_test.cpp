@@ -82,31 +82,12 @@ Value V(const nuvec::Strides& s) {
 Value V(nuvec::DType d) {
   return scalar("dtype:" + std::string(nuvec::dtype_name(d)));
 }
-Value V(bool b) { return scalar(b ? "true" : "false"); }
-Value V(int i) { return scalar("int:" + std::to_string(i)); }
-Value V(int64_t i) { return scalar("int:" + std::to_string(i)); }
-Value V(double d) { return scalar("float:" + float_text(d)); }
-Value V(float d) { return scalar("float:" + float_text(d)); }
-Value V(const std::complex<float>& c) {
-  return scalar("complex:" + float_text(c.real()) + "," + float_text(c.imag()));
-}
-Value V(const std::string& s) { return scalar("str:" + s); }
 
 }  // namespace parity
 
 using parity::V;
 
-#include "parity/cases_traps.inc"
-#include "parity/cases_creation.inc"
-#include "parity/cases_shape.inc"
-#include "parity/cases_indexing.inc"
-#include "parity/cases_math.inc"
-#include "parity/cases_random.inc"
-#include "parity/cases_dtypes.inc"
-#include "parity/cases_linalg.inc"
-#include "parity/cases_transforms.inc"
-#include "parity/cases_io.inc"
-#include "parity/cases_errors.inc"
+#include "parity/cases_all.inc"
 
 namespace {
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
@@ -49,6 +50,18 @@ inline Value scalar(std::string t) {
   v.text = std::move(t);
   return v;
 }
+// The scalar results of cases, the same text on both sides (arrays,
+// shapes and dtypes are converted by each side's own V).
+inline Value V(bool b) { return scalar(b ? "true" : "false"); }
+inline Value V(int i) { return scalar("int:" + std::to_string(i)); }
+inline Value V(int64_t i) { return scalar("int:" + std::to_string(i)); }
+inline Value V(double d) { return scalar("float:" + float_text(d)); }
+inline Value V(float d) { return scalar("float:" + float_text(d)); }
+inline Value V(const std::complex<float>& c) {
+  return scalar("complex:" + float_text(c.real()) + "," + float_text(c.imag()));
+}
+inline Value V(const std::string& s) { return scalar("str:" + s); }
+
 inline Value error_value(std::string cls) {
   Value v;
   v.kind = 'E';

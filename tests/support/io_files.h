@@ -1,4 +1,4 @@
-// Helpers of the I/O tests (io_test.cpp, io_malformed_test.cpp).
+// Helpers of the I/O tests (io_test.cpp, io_malformed_test.cpp, gguf_*_test.cpp).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -8,9 +8,35 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <string>
+#include <type_traits>
 
 namespace nuvec::test {
+
+// The array's element bytes in row-major order (bools as 0/1 bytes).
+inline std::string bytes_of(const Array& a) {
+  std::string out;
+  dispatch_dtype(a.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, bool>) {
+      auto v = a.to_vector<uint8_t>();
+      out.assign(v.begin(), v.end());
+    } else {
+      auto v = a.to_vector<T>();
+      out.assign(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+    }
+  });
+  return out;
+}
+
+// Random bytes of a dtype (bools 0/1; floats may be NaN: bytes compare).
+inline Array sample(DType d, const Shape& shape, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::string b(static_cast<size_t>(shape_size(shape) * d.size()), '\0');
+  for (auto& c : b) c = static_cast<char>(d == bool_ ? rng() % 2 : rng());
+  return nuvec::detail::array_from_bytes(b.data(), shape, d);
+}
 
 // A fresh directory under $TMPDIR (or /tmp), removed with everything in it.
 class TempDir {
