@@ -291,3 +291,10 @@ TEST_F(Sizes, MergedLengthsInsideOpsAreChecked) {
   Array mask = broadcast_to(array(true), {65536, 32769});
   expect_fails(masked_scatter(big, mask, array(1.0f)), ErrorKind::overflow, "2147549184");
 }
+
+// Integer arange values past the dtype fail (MLX wraps them silently).
+TEST_F(Sizes, IntegerArangeValuesMustFitTheDtype) {
+  expect_fails(arange(3e9, 3e9 + 3, 1.0, int32), ErrorKind::overflow, "int32");
+  Array ok = arange(3e9, 3e9 + 3, 1.0, int64);
+  EXPECT_EQ(ok.to_vector<int64_t>(), (std::vector<int64_t>{3000000000, 3000000001, 3000000002}));
+}
