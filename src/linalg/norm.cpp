@@ -115,7 +115,7 @@ Array norm_of(const Array& x, const Ord& ord,
   }
   if (no_ord) {  // 0 axes too: |x| (a sum over no axis)
     if (ax.size() > 2)
-      return fail(ErrorKind::invalid_axis,
+      return fail(ErrorKind::invalid_argument,
                   "a norm is taken over at most 2 axes, got " +
                       std::to_string(ax.size()),
                   name, loc);
@@ -125,7 +125,7 @@ Array norm_of(const Array& x, const Ord& ord,
     if (ax.size() == 1) return vector_norm(x, *p, ax, keepdims, s, loc);
     if (ax.size() == 2)
       return matrix_norm(x, *p, ax[0], ax[1], keepdims, s, loc, name);
-    return fail(ErrorKind::invalid_axis,
+    return fail(ErrorKind::invalid_argument,
                 "a norm with an ord is taken over 1 or 2 axes, got " +
                     std::to_string(ax.size()),
                 name, loc);

@@ -83,6 +83,10 @@ Expected<std::vector<OutputSpec>> Reshape::output_specs(
     return op_error(ErrorKind::invalid_shape,
                     "cannot reshape an array of size " + std::to_string(x.size()) +
                         " into shape " + shape_str(shape_));
+  // Before the strides are computed: they are products of the dimensions,
+  // which must fit (an empty shape's nonzero ones too).
+  if (auto n = checked_size(shape_, x.dtype().size(), "output"); !n)
+    return op_error(n.error().kind(), n.error().message());
   if (auto st = reshape_strides(x.shape(), x.strides(), shape_))
     return std::vector<OutputSpec>{view_spec(shape_, x.dtype(), *st, x.desc()->offset)};
   return std::vector<OutputSpec>{dense_spec(shape_, x.dtype())};
