@@ -298,3 +298,11 @@ TEST_F(Sizes, IntegerArangeValuesMustFitTheDtype) {
   Array ok = arange(3e9, 3e9 + 3, 1.0, int64);
   EXPECT_EQ(ok.to_vector<int64_t>(), (std::vector<int64_t>{3000000000, 3000000001, 3000000002}));
 }
+
+// An empty target shape whose nonzero dimensions multiply past int64 (found
+// by fuzz_ops: its strides overflowed before the size was checked).
+TEST_F(Sizes, EmptyReshapeTargetsAreCheckedBeforeTheirStrides) {
+  expect_fails(reshape(zeros({0}), {0, G, G, G}), ErrorKind::overflow, "1237940039285380274899124224");
+  EXPECT_EQ(shape_size({0, G, G, G}), 0);
+  EXPECT_EQ(shape_size({G, G, G}), INT64_MAX);  // saturated
+}
