@@ -194,6 +194,14 @@ class Compiled {
     return tree_replace_leaves(std::any_cast<const R&>(like), outs);
   }
 
+  /// MLX's call of a compiled function of a vector with a braced list,
+  /// `f({x, y})` (a braced list cannot be deduced by the form above).
+  auto operator()(const std::vector<Array>& xs) const
+    requires std::is_invocable_v<const F&, const std::vector<Array>&>
+  {
+    return this->template operator()<std::vector<Array>>(xs);
+  }
+
   /// The simplified and fused graph f has for these arguments (traced if
   /// it was not yet), as text and as Graphviz DOT.
   template <Tree... Args>
