@@ -92,5 +92,19 @@ int main() {
   for (int i = 0; i < 500; ++i) (void)step(line, std::make_pair(xs, ys));
   std::cout << "fit y = 2x + 1 with a compiled step: w = " << line.w << ", b = " << line.b
             << " (traced " << step.trace_count() << " time)\n";
+
+  // Fused kernels of nuvec::fast (docs/fast.md): a transformer block's
+  // normalizations, rotary embeddings, attention and the loss, one pass each.
+  Array h = random::normal({2, 4, 8, 64}, random::key(1));   // [B, heads, T, D]
+  Array scale_w = ops::ones({64});
+  auto [resid, normed] = fast::add_rms_norm(h, h, scale_w, 1e-5f);
+  Array qk = fast::rope(normed, 64, false, 10000.0f, 1.0f, 0);
+  Array attn = fast::scaled_dot_product_attention(qk, qk, normed, 0.125f, "causal");
+  std::cout << "\nattention output " << attn.shape() << " through the "
+            << fast::plan_attention(qk, qk, normed, "causal").kernel << " kernel\n";
+  Array logits = random::normal({3, 10}, random::key(2));
+  std::cout << "per-row cross entropy: "
+            << fast::cross_entropy(logits, array({1, 4, 9}), {.label_smoothing = 0.1f}) << "\n";
+  (void)resid;
   return 0;
 }

@@ -2,9 +2,12 @@
 # Builds nuvec with the CUDA backend and runs the whole test suite (the GPU
 # is then the default device: the GPU tests first, in groups, then the rest)
 # and the GPU benchmarks, on a machine with an NVIDIA GPU (docs/gpu-status.md records the
-# latest result). Usage: scripts/gpu.sh [build dir] [matmul]: with
+# latest result). Usage: scripts/gpu.sh [build dir] [matmul|fast]: with
 # `matmul`, only the matmul table (bench/gpu_matmul_bench, and torch's
-# figures for the same products).
+# figures for the same products); with `fast`, only the fast operations'
+# tests (GPU against the CPU, row independence) and their tables
+# (bench/gpu_fast_bench, bench/fast_bench on the host's CPUs, and the peers'
+# figures from tools/peer_gpu_fast.py).
 #
 # A machine without Debian's packages and without a network (the H200 of
 # docs/gpu-status.md) can be given .deb files of the build's dependencies
@@ -34,6 +37,18 @@ if [ "$only" = matmul ]; then
   status=0
   "$dir/bench/gpu_matmul_bench" || status=$?
   python3 tools/peer_gpu_bench.py --matmul || status=$?
+  exit $status
+fi
+if [ "$only" = fast ]; then
+  cmake --build "$dir" --target nuvec_tests gpu_fast_bench fast_bench -j "$(nproc)"
+  status=0
+  "$dir/tests/nuvec_tests" --gtest_filter='GpuRegistry*RMSNorm*:GpuRegistry*LayerNorm*:GpuRegistry*AddRMSNorm*:GpuRegistry*RoPE*:GpuRegistry*Softmax*:GpuRegistry*LogSumExp*:GpuRegistry*CrossEntropy*:GpuRegistry*Attention*:Fast*' --gtest_brief=1 || status=$?
+  "$dir/bench/gpu_fast_bench" || status=$?
+  taskset -c 0,1 "$dir/bench/fast_bench" || status=$?
+  if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+    python3 tools/peer_gpu_fast.py || status=$?
+    taskset -c 0,1 python3 tools/peer_cpu_fast.py --threads 2 || status=$?
+  fi
   exit $status
 fi
 cmake --build "$dir" --target nuvec_tests gpu_bench gpu_compile_bench gpu_matmul_bench -j "$(nproc)"

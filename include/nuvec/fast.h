@@ -1,4 +1,6 @@
-// Custom GPU kernels from source, as MLX's mx.fast.cuda_kernel (the spec's
+// nuvec::fast, as MLX's mx.fast: fused row-wise kernels (normalizations,
+// RoPE, cross entropy), attention and its plan (docs/fast.md), and custom GPU
+// kernels from source, as MLX's mx.fast.cuda_kernel (the spec's
 // fast::MetalKernel): the user writes a CUDA kernel's body, nuvec writes
 // its signature, compiles it with NVRTC for the GPU and runs it as a node of
 // the graph (docs/cuda-kernel.md).
@@ -97,5 +99,91 @@ class CudaKernel {
  private:
   std::shared_ptr<State> state_;
 };
+
+// ---- Fused operations (docs/fast.md). Each is one node with a composite
+// definition (its transforms where no dedicated rule exists, and the
+// computation on a device without a kernel for the call). 16-bit inputs
+// compute in float32 and round once. Invalid calls give failed arrays
+// naming the argument.
+
+/// x * rsqrt(mean(x^2, -1) + eps) * weight; weight [x.shape(-1)] or none.
+Array rms_norm(const Array& x, const std::optional<Array>& weight, float eps,
+               StreamOrDevice s = {}, Location loc = NUVEC_LOC);
+
+/// (x - mean) * rsqrt(var + eps) * weight + bias over the last axis.
+Array layer_norm(const Array& x, const std::optional<Array>& weight,
+                 const std::optional<Array>& bias, float eps, StreamOrDevice s = {},
+                 Location loc = NUVEC_LOC);
+
+/// {h, rms_norm(h, weight, eps)} with h = x + residual (x's shape and
+/// dtype), in one pass: the residual stream of a transformer block.
+std::pair<Array, Array> add_rms_norm(const Array& x, const Array& residual,
+                                     const std::optional<Array>& weight, float eps,
+                                     StreamOrDevice s = {}, Location loc = NUVEC_LOC);
+
+/// Rotary position embeddings over the first `dims` features of x
+/// [B, ..., T, D] (at least 3 dimensions; T the positions): one of `base`
+/// and `freqs` [dims / 2] gives the frequencies; positions are
+/// (offset + t) * scale. `traditional` rotates adjacent pairs, else the two
+/// halves of the rotated features.
+Array rope(const Array& x, int dims, bool traditional, std::optional<float> base, float scale,
+           int offset, const std::optional<Array>& freqs = std::nullopt, StreamOrDevice s = {},
+           Location loc = NUVEC_LOC);
+/// The same with one offset per batch item: an integer array, 0-d or [B].
+Array rope(const Array& x, int dims, bool traditional, std::optional<float> base, float scale,
+           const Array& offset, const std::optional<Array>& freqs = std::nullopt,
+           StreamOrDevice s = {}, Location loc = NUVEC_LOC);
+
+/// softmax(scale * q k^T [+ mask]) v: q [B, Hq, Lq, D], k and v [B, Hkv, Lk, D]
+/// with Hq a multiple of Hkv (grouped-query attention reads each K/V head
+/// for its Hq / Hkv query heads, never copied). mask_mode "" or "causal"
+/// (the last query aligned with the last key) or "array" with `mask` (bool:
+/// keep where true; else added), broadcastable to [B, Hq, Lq, Lk]. `sinks`
+/// [Hq]: one extra logit per head in the softmax's denominator (as MLX).
+/// `force_fused` (MLX's) fails the call when no fused kernel would run.
+Array scaled_dot_product_attention(const Array& q, const Array& k, const Array& v, float scale,
+                                   const std::string& mask_mode = "",
+                                   std::optional<Array> mask = {},
+                                   const std::optional<Array>& sinks = {},
+                                   bool force_fused = false, StreamOrDevice s = {},
+                                   Location loc = NUVEC_LOC);
+
+/// Which kernel a scaled_dot_product_attention call with these arguments
+/// runs: it depends only on their shapes, dtypes, options and the device,
+/// never on memory state (the spec's routing rule).
+struct AttentionPlan {
+  /// "cpu_blocked", "gpu_vector", "composite" (docs/fast.md lists them).
+  std::string kernel;
+  /// Why that kernel: "" for a fused kernel, else what ruled them out.
+  std::string reason;
+  bool fused() const { return kernel != "composite"; }
+};
+AttentionPlan plan_attention(const Array& q, const Array& k, const Array& v,
+                             const std::string& mask_mode = "",
+                             const std::optional<Array>& mask = {},
+                             const std::optional<Array>& sinks = {}, StreamOrDevice s = {});
+
+/// Options of cross_entropy beyond MLX's two arguments.
+struct CrossEntropyOptions {
+  /// mlx.nn.losses.cross_entropy's `weights`: multiplies the loss, of the
+  /// loss's shape (or broadcastable to it).
+  std::optional<Array> weights = std::nullopt;
+  /// PyTorch's `weight`: one weight per class [C], the loss of a row times
+  /// the weight of its target.
+  std::optional<Array> class_weights = std::nullopt;
+  /// As mlx.nn.losses.cross_entropy: (1 - s) * logit[t] + s * mean(logits)
+  /// replaces logit[t]. In [0, 1).
+  float label_smoothing = 0.0f;
+  /// Rows whose target equals it get loss 0 (and no gradient).
+  std::optional<int> ignore_index = std::nullopt;
+};
+
+/// Per-row logsumexp(logits) - logits[target] over the last axis, in one
+/// pass: logits [..., C] floating, targets [...] integers in [0, C);
+/// float32 of shape logits.shape[:-1] (as MLX's fast.cross_entropy).
+Array cross_entropy(const Array& logits, const Array& targets, StreamOrDevice s = {},
+                    Location loc = NUVEC_LOC);
+Array cross_entropy(const Array& logits, const Array& targets, const CrossEntropyOptions& options,
+                    StreamOrDevice s = {}, Location loc = NUVEC_LOC);
 
 }  // namespace nuvec::fast

@@ -18,3 +18,4 @@
 #include "nuvec/random.h"
 #include "nuvec/transforms.h"
 #include "nuvec/tree.h"
+#include "nuvec/version.h"

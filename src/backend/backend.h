@@ -30,6 +30,13 @@ std::shared_ptr<Data> allocate_gpu(size_t nbytes, Stream s);
 /// Whether an element-wise kernel on GPU stream `s` may write its output
 /// into `d`, the buffer of an input nothing else holds (see cuda::donate).
 bool gpu_donate(const Data& d, Stream s);
+/// Whether the GPU backend has a kernel for fast primitive `id` on dtype
+/// `d` (src/fast/route.h routes to the composite otherwise).
+bool gpu_fast_kernel(PrimitiveId id, DType d);
+/// The GPU attention kernel a call of these shapes, dtype and options runs
+/// ("gpu_vector", "gpu_tiled"), or "" for none (fast::plan_attention).
+std::string gpu_attention_kernel(const std::vector<int>& bhhlldd, DType d, bool causal,
+                                 bool has_mask, bool has_sinks);
 /// Waits for all enqueued GPU work (throws for a kernel that failed).
 void gpu_synchronize();
 /// Enqueues the GPU work eval_gpu held back (launches it may batch); an

@@ -4,6 +4,8 @@
 #include "nuvec/ops/elementwise.h"
 #include "nuvec/ops/shape.h"
 #include "nuvec/primitives/reduce.h"
+#include "fast/composite.h"
+#include "fast/route.h"
 #include "ops/builder.h"
 
 namespace nuvec::inline ops {
@@ -118,13 +120,13 @@ Array logsumexp(const Array& x, const Axes& axes, bool keepdims, StreamOrDevice 
   if (x.size() == 0)
     return fail(ErrorKind::invalid_shape, "cannot compute logsumexp of an empty array", "logsumexp",
                 loc);
-  Array xf = ops::astype(x, at_least_float(x.dtype()), s, loc);
-  Array m = ops::stop_gradient(ops::max(xf, axes, true, s, loc), s, loc);
-  m = ops::where(ops::isinf(m, s, loc), 0.0, m, s, loc);
-  Array out = ops::add(ops::log(ops::sum(ops::exp(ops::subtract(xf, m, s, loc), s, loc), axes, true, s, loc), s, loc), m,
-                  s, loc);
   auto ax = impl::normalize_axes(axes.list(), x.ndim());
   if (!ax) return fail(ax.error().kind(), ax.error().message(), "logsumexp", loc);
+  Array xf = ops::astype(x, at_least_float(x.dtype()), s, loc);
+  // The last axis alone has a kernel (fast::detail::logsumexp_last).
+  Array out = ax->size() == 1 && (*ax)[0] == x.ndim() - 1 && is_floating(xf.dtype())
+                  ? fast::detail::logsumexp_last(xf, s, loc)
+                  : fast::composite::logsumexp(xf, *ax, s, loc);
   return finish(out, *ax, keepdims, s, loc);
 }
 Array logsumexp(const Array& x, bool keepdims, StreamOrDevice s, Location loc) {
@@ -164,7 +166,7 @@ Array argmin(const Array& x, bool keepdims, StreamOrDevice s, Location loc) {
   return arg_reduce(x, std::nullopt, keepdims, ArgReduce::Type::argmin, s, "argmin", loc);
 }
 
-Array softmax(const Array& x, const Axes& axes, bool, StreamOrDevice s, Location loc) {
+Array softmax(const Array& x, const Axes& axes, bool precise, StreamOrDevice s, Location loc) {
   if (x.is_failed()) return x;
   DType out = at_least_float(x.dtype());
   if (x.size() == 0) {
@@ -172,11 +174,12 @@ Array softmax(const Array& x, const Axes& axes, bool, StreamOrDevice s, Location
     Array checked = ops::sum(x, axes, true, s, loc);
     return checked.is_failed() ? checked : ops::astype(x, out, s, loc);
   }
-  DType work = (out == float16 || out == bfloat16) ? float32 : out;
-  Array xf = ops::astype(x, work, s, loc);
-  Array m = ops::stop_gradient(ops::max(xf, axes, true, s, loc), s, loc);
-  Array e = ops::exp(ops::subtract(xf, m, s, loc), s, loc);
-  return ops::astype(ops::divide(e, ops::sum(e, axes, true, s, loc), s, loc), out, s, loc);
+  auto ax = impl::normalize_axes(axes.list(), x.ndim());
+  if (!ax) return fail(ax.error().kind(), ax.error().message(), "softmax", loc);
+  // The last axis alone has a kernel (fast::detail::softmax_last).
+  if (ax->size() == 1 && (*ax)[0] == x.ndim() - 1 && is_floating(out))
+    return fast::detail::softmax_last(ops::astype(x, out, s, loc), precise, s, loc);
+  return fast::composite::softmax(x, *ax, s, loc);
 }
 Array softmax(const Array& x, bool precise, StreamOrDevice s, Location loc) {
   return ops::softmax(x, Axes(all_axes(x)), precise, s, loc);

@@ -59,4 +59,5 @@ class Sink {
   X(linalg)              \
   X(transforms)          \
   X(io)                  \
-  X(errors)
+  X(errors)              \
+  X(fast)

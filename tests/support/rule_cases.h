@@ -141,7 +141,8 @@ struct Case;
 // The harness's own list. It is checked against the registry by the build
 // (an entry missing here is an incomplete type in the table; one declared
 // here and not defined is an undefined symbol). Definitions:
-// rule_cases_elementwise.cpp and rule_cases_structural.cpp.
+// rule_cases_elementwise.cpp, rule_cases_structural.cpp and
+// rule_cases_fast.cpp.
 NUVEC_RULE_CASE(Abs)
 NUVEC_RULE_CASE(Negative)
 NUVEC_RULE_CASE(Sign)
@@ -240,6 +241,14 @@ NUVEC_RULE_CASE(Concatenate)
 NUVEC_RULE_CASE(Im2Col)
 NUVEC_RULE_CASE(Custom)
 NUVEC_RULE_CASE(CudaKernel)
+NUVEC_RULE_CASE(RMSNorm)
+NUVEC_RULE_CASE(LayerNorm)
+NUVEC_RULE_CASE(AddRMSNorm)
+NUVEC_RULE_CASE(RoPE)
+NUVEC_RULE_CASE(Softmax)
+NUVEC_RULE_CASE(LogSumExp)
+NUVEC_RULE_CASE(CrossEntropy)
+NUVEC_RULE_CASE(Attention)
 NUVEC_RULE_CASE(Placeholder)
 NUVEC_RULE_CASE(Fused)
 #undef NUVEC_RULE_CASE

@@ -114,6 +114,14 @@
   X(Im2Col, other)                \
   X(Custom, other)                \
   X(CudaKernel, other)            \
+  X(RMSNorm, other)               \
+  X(LayerNorm, other)             \
+  X(AddRMSNorm, other)            \
+  X(RoPE, other)                  \
+  X(Softmax, other)               \
+  X(LogSumExp, other)             \
+  X(CrossEntropy, other)          \
+  X(Attention, other)             \
   X(Placeholder, other)           \
   X(Fused, other)
 

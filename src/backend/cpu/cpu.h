@@ -9,6 +9,7 @@
 #include "nuvec/primitives/conv.h"
 #include "nuvec/primitives/cuda_kernel.h"
 #include "nuvec/primitives/custom.h"
+#include "nuvec/primitives/fast.h"
 #include "nuvec/primitives/fused.h"
 #include "nuvec/primitives/elementwise.h"
 #include "nuvec/primitives/indexing.h"
@@ -53,6 +54,16 @@ void eval(const Concatenate& p, const Arrays& in, Arrays& out);
 void eval(const Im2Col& p, const Arrays& in, Arrays& out);
 void eval(const Custom& p, const Arrays& in, Arrays& out);
 void eval(const CudaKernel& p, const Arrays& in, Arrays& out);
+// The fast primitives (fast_norm.cpp, fast_softmax.cpp, fast_rope.cpp,
+// fast_attention.cpp).
+void eval(const RMSNorm& p, const Arrays& in, Arrays& out);
+void eval(const LayerNorm& p, const Arrays& in, Arrays& out);
+void eval(const AddRMSNorm& p, const Arrays& in, Arrays& out);
+void eval(const RoPE& p, const Arrays& in, Arrays& out);
+void eval(const Softmax& p, const Arrays& in, Arrays& out);
+void eval(const LogSumExp& p, const Arrays& in, Arrays& out);
+void eval(const CrossEntropy& p, const Arrays& in, Arrays& out);
+void eval(const Attention& p, const Arrays& in, Arrays& out);
 void eval(const Placeholder& p, const Arrays& in, Arrays& out);
 void eval(const Fused& p, const Arrays& in, Arrays& out);
 

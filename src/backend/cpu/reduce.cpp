@@ -19,6 +19,7 @@
 
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/loops.h"
+#include "backend/cpu/reduce_row.h"
 #include "backend/cpu/scratch.h"
 #include "backend/reduce_op.h"
 #include "core/strided.h"
@@ -30,71 +31,13 @@ namespace nuvec::cpu {
 namespace {
 
 using RT = Reduce::Type;
+using namespace reduce_row;
 
-constexpr int W = 16;                      // interleaved accumulators in a block
-constexpr int64_t kBlock = int64_t(1) << 16;  // row elements per block
 constexpr int kTile = 16;                  // strided rows gathered together
 constexpr int64_t kPiece = 512;            // gathered elements per row (multiple of W)
 
 template <class In, class Out>
 using acc_t = backend::reduce_acc_t<In, Out>;
-
-template <RT type, class A>
-struct Combine {
-  // (max and min start from the first element instead.)
-  A init() const { return backend::reduce_empty<type, A>(); }
-  A operator()(A a, A b) const { return backend::reduce_combine<type, A>(a, b); }
-};
-
-// The steps of a block's fixed arithmetic (see the top of the file), shared
-// by the in-memory and the gathered forms so that both give the same bits.
-template <RT type, class A, class In>
-A fold_left(A r, const In* x, int64_t n) {
-  Combine<type, A> c;
-  for (int64_t i = 0; i < n; ++i) r = c(r, kernels::Cast<A>{}(x[i]));
-  return r;
-}
-
-// n is a multiple of W: element j goes to accumulator j % W.
-template <RT type, class A, class In>
-void add_groups(A (&acc)[W], const In* x, int64_t n) {
-  Combine<type, A> c;
-  A a[W];  // a local copy, so that the stores cannot alias x
-  std::copy(acc, acc + W, a);
-  for (int64_t j = 0; j < n; j += W)
-    for (int k = 0; k < W; ++k) a[k] = c(a[k], kernels::Cast<A>{}(x[j + k]));
-  std::copy(a, a + W, acc);
-}
-
-// Unrolled, so that the tree stays in registers (a loop stores and reloads
-// narrower halves, which stalls store forwarding).
-template <RT type, class A>
-A fold_tree(const A (&acc)[W]) {
-  Combine<type, A> c;
-  A a[W];
-  std::copy(acc, acc + W, a);
-#pragma GCC unroll 16
-  for (int w = W / 2; w > 0; w /= 2)
-#pragma GCC unroll 16
-    for (int k = 0; k < w; ++k) a[k] = c(a[k], a[k + w]);
-  return a[0];
-}
-
-// Elements of a block of `len` that go to the accumulators (none when short).
-inline int64_t groups_end(int64_t len) { return len < W ? 0 : len - len % W; }
-
-// A block of `len` (1..kBlock) elements held in memory. Not inlined: in the
-// caller's loop GCC keeps the accumulators on the stack, several times slower.
-template <RT type, class A, class In>
-[[gnu::noinline]] A reduce_run(const In* x, int64_t len) {
-  kernels::Cast<A> cast;
-  int64_t g = groups_end(len);
-  if (g == 0) return fold_left<type>(cast(x[0]), x + 1, len - 1);
-  A acc[W];
-  for (int k = 0; k < W; ++k) acc[k] = cast(x[k]);
-  add_groups<type>(acc, x + W, g - W);
-  return fold_left<type>(fold_tree<type>(acc), x + g, len - g);
-}
 
 // A block whose elements arrive in order, in pieces whose sizes are
 // multiples of W except the last; how the block is cut never changes its bits.
@@ -204,15 +147,6 @@ class Gatherer {
   int64_t roff_[kPiece];
   BlockAcc<type, A> acc_[kTile];
 };
-
-// The fixed pairwise tree over a row's block results.
-template <RT type, class A>
-A combine_blocks(A* part, int64_t nb) {
-  Combine<type, A> c;
-  for (int64_t w = 1; w < nb; w *= 2)
-    for (int64_t k = 0; k + w < nb; k += 2 * w) part[k] = c(part[k], part[k + w]);
-  return part[0];
-}
 
 template <RT type, class In, class Out>
 void reduce_typed(const Array& in, Array& out, const std::vector<int>& axes) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "backend/cuda/cuda.h"
+#include "backend/cuda/fast.h"
 #include "backend/cuda/data.h"
 #include "backend/cuda/module.h"
 #include "nuvec/core/shape.h"
@@ -33,11 +34,19 @@ const void* element0(const Array& a) {
          a.desc()->offset * a.itemsize();
 }
 
+unsigned blocks(int threads, int per_block) {
+  return static_cast<unsigned>(
+      (static_cast<long long>(threads) + per_block - 1) / per_block);
+}
+
+}  // namespace
+
 // `x` itself when row-contiguous, else a dense copy made on the stream (its
 // buffer returns to the stream's cache once the launch is enqueued: later
 // work on the stream runs after the kernel).
-Array row_contiguous(const Array& x, cudaStream_t cs, Stream s) {
+Array row_contiguous(const Array& x, void* stream, Stream s) {
   if (x.desc()->row_contiguous) return x;
+  auto cs = static_cast<cudaStream_t>(stream);
   auto d = std::make_shared<ArrayDesc>();
   d->shape = x.shape();
   d->strides = row_major_strides(x.shape());
@@ -49,13 +58,6 @@ Array row_contiguous(const Array& x, cudaStream_t cs, Stream s) {
   data::copy_into(x, dense, cs);
   return dense;
 }
-
-unsigned blocks(int threads, int per_block) {
-  return static_cast<unsigned>(
-      (static_cast<long long>(threads) + per_block - 1) / per_block);
-}
-
-}  // namespace
 
 void launch_cuda_kernel(const CudaKernel& k, const std::vector<Array>& given,
                         std::vector<Array>& out, void* stream, Stream s) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "backend/cuda/fast.h"
 #include "backend/cuda/cuda.h"
 #include "backend/cuda/module.h"
 #include "backend/cuda/timeline.h"
@@ -454,7 +455,8 @@ void eval(const Primitive& p, const std::vector<Array>& raw_in, std::vector<Arra
       } else if (id == PrimitiveId::AsType || id == PrimitiveId::Copy || id == PrimitiveId::Reshape ||
                  id == PrimitiveId::StopGradient) {
         launch_cast(in[0], out[0], cs);  // a copy in the input's logical order
-      } else if (!launch_data(p, in, out, cs, s) && !launch_sort_scan(p, in, out, cs, s)) {
+      } else if (!launch_data(p, in, out, cs, s) && !launch_sort_scan(p, in, out, cs, s) &&
+                 !launch_fast(p, in, out, cs, s)) {
         (Error(ErrorKind::backend, std::string("no GPU kernel for ") + primitive_name(id) +
                                             " yet (docs/gpu-status.md)")).raise();
       }

@@ -1,0 +1,143 @@
+// Attention on the CPU ("cpu_blocked", docs/fast.md): for each query row,
+// an online softmax over blocks of kKeys keys in float32 (float64 for
+// float64), never materializing [Lq, Lk]. K and V of a key/value head are
+// converted once and serve its Hq / Hkv query heads (no repeat in memory).
+// A row's arithmetic depends only on its own keys: blocks start at key 0
+// and keys a causal mask hides are skipped, so a causal row equals the
+// one-query call over its key prefix (the serial rule), and a batch gives
+// each row the bits of that row computed alone.
+#include <algorithm>
+#include <cmath>
+
+#include "backend/cpu/rows.h"
+#include "backend/cpu/scratch.h"
+#include "core/strided.h"
+#include "nuvec/core/dtype_info.h"
+#include "nuvec/kernels/binary.h"
+#include "nuvec/kernels/unary.h"
+
+namespace nuvec::cpu {
+
+namespace {
+
+constexpr int kKeys = 64;
+
+// A dense [rows, cols] copy of a [.., rows, cols] slice of `a` (element
+// offset `start`, strides of its last two axes), converted to A.
+template <class A, class T>
+void load_matrix(const Array& a, int64_t start, int64_t rows, int64_t cols, A* dst) {
+  const T* src = base<T>(a);
+  const int64_t sr = a.strides()[a.ndim() - 2], sc = a.strides()[a.ndim() - 1];
+  kernels::Cast<A> cast;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) dst[r * cols + c] = cast(src[start + r * sr + c * sc]);
+}
+
+// The dot product in a fixed order: 8 interleaved partial sums, then a tree.
+template <class A>
+A dot(const A* a, const A* b, int64_t n) {
+  A acc[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; ++k) acc[k] += a[i + k] * b[i + k];
+  for (int k = 0; i < n; ++i, ++k) acc[k] += a[i] * b[i];
+  return ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
+}
+
+template <class T>
+void attention(const Attention& p, const Arrays& in, Array& out) {
+  using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  const Array &q = in[0], &k = in[1], &v = in[2];
+  const Array* mask = p.has_mask() ? &in[3] : nullptr;
+  const Array* sinks = p.has_sinks() ? &in.back() : nullptr;
+  const int64_t B = q.shape(0), Hq = q.shape(1), Lq = q.shape(2), D = q.shape(3);
+  const int64_t Hkv = k.shape(1), Lk = k.shape(2), Dv = v.shape(3), rep = Hq / Hkv;
+  if (out.size() == 0) return;
+  T* dst = ptr<T>(out);
+  // A bool mask's hidden scores are the dtype's lowest value (as the
+  // composite's where); a row that hides every key then averages them all.
+  const A lowest = A(finfo(q.dtype()).min);
+  const A scale = A(p.scale());
+  Scratch<A> sink_vals(Hq);
+  if (sinks) {
+    Rows srows(*sinks);
+    load_row<A, T>(*sinks, srows, 0, sink_vals.data());
+  }
+  parallel_for(B * Hkv, 1, [&](long long g0, long long g1) {
+    Scratch<A> kf(Lk * D), vf(Lk * Dv), qf(D), o(Dv), sc(kKeys);
+    for (long long g = g0; g < g1; ++g) {
+      const int64_t b = g / Hkv, kh = g % Hkv;
+      load_matrix<A, T>(k, k.desc()->offset + b * k.strides()[0] + kh * k.strides()[1], Lk, D,
+                        kf.data());
+      load_matrix<A, T>(v, v.desc()->offset + b * v.strides()[0] + kh * v.strides()[1], Lk, Dv,
+                        vf.data());
+      for (int64_t h = kh * rep; h < (kh + 1) * rep; ++h) {
+        for (int64_t i = 0; i < Lq; ++i) {
+          load_matrix<A, T>(q, q.desc()->offset + b * q.strides()[0] + h * q.strides()[1] +
+                                   i * q.strides()[2],
+                            1, D, qf.data());
+          // Keys this row sees: all, or the causal prefix (when it has one).
+          int64_t visible = Lk;
+          if (p.causal()) visible = std::clamp<int64_t>(i + Lk - Lq + 1, 0, Lk);
+          const bool all_hidden = p.causal() && visible == 0;
+          if (all_hidden) visible = Lk;
+          int64_t mrow = 0;
+          if (mask)
+            mrow = mask->desc()->offset + b * mask->strides()[0] + h * mask->strides()[1] +
+                   i * mask->strides()[2];
+          A m = sinks ? sink_vals[h] : -std::numeric_limits<A>::infinity();
+          A l = sinks ? A(1) : A(0);
+          std::fill(o.begin(), o.end(), A(0));
+          for (int64_t j0 = 0; j0 < visible; j0 += kKeys) {
+            const int64_t nj = std::min<int64_t>(kKeys, visible - j0);
+            A bm = -std::numeric_limits<A>::infinity();
+            for (int64_t j = 0; j < nj; ++j) {
+              A s = scale * dot(qf.data(), kf.data() + (j0 + j) * D, D);
+              if (all_hidden) s = lowest;
+              if (mask) {
+                const int64_t mo = mrow + (j0 + j) * mask->strides()[3];
+                if (mask->dtype() == bool_) {
+                  if (!base<bool>(*mask)[mo]) s = lowest;
+                } else {
+                  s += kernels::Cast<A>{}(base<T>(*mask)[mo]);
+                }
+              }
+              sc[j] = s;
+              bm = std::max(bm, s);
+            }
+            const A mn = std::max(m, bm);
+            // exp(-inf - -inf) would be NaN: a running max of -inf has nothing to rescale.
+            const A alpha = m == -std::numeric_limits<A>::infinity() ? A(0)
+                                                                      : kernels::Exp{}(m - mn);
+            l *= alpha;
+            for (int64_t d = 0; d < Dv; ++d) o[d] *= alpha;
+            for (int64_t j = 0; j < nj; ++j) {
+              const A pj = mn == -std::numeric_limits<A>::infinity() ? A(0)
+                                                                      : kernels::Exp{}(sc[j] - mn);
+              l += pj;
+              const A* vr = vf.data() + (j0 + j) * Dv;
+              for (int64_t d = 0; d < Dv; ++d) o[d] += pj * vr[d];
+            }
+            m = mn;
+          }
+          T* orow = dst + ((b * Hq + h) * Lq + i) * Dv;
+          kernels::Cast<T> cast;
+          // No weight at all: NaN when every score was -inf (the composite's
+          // softmax), zeros without keys (its empty product).
+          const A inv = l > 0 ? A(1) / l : (Lk == 0 ? A(0) : std::numeric_limits<A>::quiet_NaN());
+          for (int64_t d = 0; d < Dv; ++d) orow[d] = cast(o[d] * inv);
+        }
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void eval(const Attention& p, const Arrays& in, Arrays& out) {
+  dispatch_floating(in[0].dtype(), [&](auto tag) {
+    attention<typename decltype(tag)::type>(p, in, out[0]);
+  });
+}
+
+}  // namespace nuvec::cpu
