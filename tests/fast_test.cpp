@@ -562,3 +562,64 @@ TEST(Fast, VmapOfRowOps) {
                     .item<bool>())
         << i;
 }
+
+// The backward kernels against the composites' gradients: CrossEntropyGrad
+// bit for bit (the CPU kernel follows the composite's steps), AttentionGrad
+// within float32 rounding (another order of the sums).
+TEST(Fast, BackwardKernelsMatchTheComposites) {
+  nuvec::testing::CpuDefault cpu;
+  for (DType dt : kFloats) {
+    Array x = rnd({5, 37}, dt, 130, 2.0f);
+    Array t = array({0, 36, 5, -1, 17});
+    Array g = rnd({5}, float32, 131);
+    for (float s : {0.0f, 0.25f}) {
+      auto f = [&](const std::vector<Array>& a) {
+        return std::vector<Array>{fast::cross_entropy(a[0], t, {.label_smoothing = s, .ignore_index = -1})};
+      };
+      Array got = vjp(f, {x}, {g}).second[0];
+      // The formula, written with ops.
+      Array lf = ops::astype(x, float32);
+      Array e = ops::exp(lf - ops::max(lf, -1, true));
+      Array p = e / ops::sum(e, -1, true);
+      Array onehot = ops::astype(ops::equal(ops::arange(0, 37), ops::expand_dims(t, -1)), float32);
+      Array d = p - onehot * (1.0f - s);
+      if (s > 0) d = d - s / 37.0f;
+      d = ops::where(ops::expand_dims(ops::equal(t, -1), -1), 0.0f, d);
+      Array want = ops::astype(ops::expand_dims(g, -1) * d, dt);
+      EXPECT_EQ(bits(got), bits(want)) << dtype_name(dt) << " smoothing " << s;
+    }
+  }
+  // Attention: grouped heads, a bool mask and an additive one, causal.
+  for (DType dt : {float32, bfloat16}) {
+    Array q = rnd({2, 4, 6, 16}, dt, 140), k = rnd({2, 2, 9, 16}, dt, 141), v = rnd({2, 2, 9, 16}, dt, 142);
+    Array g = rnd({2, 4, 6, 16}, dt, 143);
+    Array add = rnd({6, 9}, dt, 144);
+    for (int mode = 0; mode < 3; ++mode) {
+      auto f = [&](const std::vector<Array>& a) {
+        return std::vector<Array>{mode == 0   ? fast::scaled_dot_product_attention(a[0], a[1], a[2], 0.25f, "causal")
+                                  : mode == 1 ? fast::scaled_dot_product_attention(a[0], a[1], a[2], 0.25f, "", add)
+                                              : fast::scaled_dot_product_attention(a[0], a[1], a[2], 0.25f, "",
+                                                                                   ops::greater(add, 0.0f))};
+      };
+      auto composite = [&](const std::vector<Array>& a) {
+        // The float64 composite: scores, mask, softmax, values.
+        Array qq = ops::astype(a[0], float64), kk = ops::astype(a[1], float64), vv = ops::astype(a[2], float64);
+        kk = ops::repeat(kk, 2, 1);
+        vv = ops::repeat(vv, 2, 1);
+        Array sc = ops::matmul(qq, ops::swapaxes(kk, -1, -2)) * 0.25;
+        if (mode == 0) sc = ops::where(ops::greater_equal(ops::expand_dims(ops::arange(3, 9), 1),
+                                                          ops::expand_dims(ops::arange(0, 9), 0)),
+                                       sc, -1e300);
+        if (mode == 1) sc = sc + ops::astype(add, float64);
+        if (mode == 2) sc = ops::where(ops::greater(add, 0.0f), sc, -1e300);
+        return std::vector<Array>{ops::matmul(ops::softmax(sc, -1), vv)};
+      };
+      auto got = vjp(f, {q, k, v}, {g}).second;
+      auto want = vjp(composite, {q, k, v}, {ops::astype(g, float64)}).second;
+      for (int i = 0; i < 3; ++i)
+        expect_near_all(f64(got[i]), f64(want[i]), tol(dt) * 4, tol(dt) * 8,
+                        std::string("sdpa grad ") + std::string(dtype_name(dt)) + " mode " +
+                            std::to_string(mode) + " input " + std::to_string(i));
+    }
+  }
+}

@@ -69,7 +69,7 @@ class Rules : public ::testing::TestWithParam<Entry> {
   // LAPACK runs on the CPU only, as MLX's linalg; the fast primitives' GPU
   // kernels take no float64 (the probes' dtype: they would run the composite).
   std::unique_ptr<nuvec::testing::CpuDefault> lapack_on_cpu = cpu_if(
-      id() == PrimitiveId::Linalg || (id() >= PrimitiveId::RMSNorm && id() <= PrimitiveId::Attention));
+      id() == PrimitiveId::Linalg || (id() >= PrimitiveId::RMSNorm && id() <= PrimitiveId::AttentionGrad));
   // A fixed seed per primitive: failures reproduce.
   std::mt19937 rng{0x5eedu + static_cast<unsigned>(id())};
   RuleCase rule_case = kCases[static_cast<int>(id())](rng);

@@ -33,10 +33,11 @@ bool gpu_donate(const Data& d, Stream s);
 /// Whether the GPU backend has a kernel for fast primitive `id` on dtype
 /// `d` (src/fast/route.h routes to the composite otherwise).
 bool gpu_fast_kernel(PrimitiveId id, DType d);
-/// The GPU attention kernel a call of these shapes, dtype and options runs
-/// ("gpu_vector", "gpu_tiled"), or "" for none (fast::plan_attention).
+/// The GPU attention kernel a call of these shapes [B, Hq, Hkv, Lq, Lk, D,
+/// Dv], dtype and options runs ("gpu_vector", "gpu_tiled"; with `backward`,
+/// the gradients' "gpu_tiled_backward"), or "" for none.
 std::string gpu_attention_kernel(const std::vector<int>& bhhlldd, DType d, bool causal,
-                                 bool has_mask, bool has_sinks);
+                                 bool has_mask, bool has_sinks, bool backward);
 /// Waits for all enqueued GPU work (throws for a kernel that failed).
 void gpu_synchronize();
 /// Enqueues the GPU work eval_gpu held back (launches it may batch); an

@@ -17,8 +17,8 @@ std::shared_ptr<Data> allocate_gpu(size_t nbytes, Stream s) { return cuda::alloc
 bool gpu_donate(const Data& d, Stream s) { return cuda::donate(d, s); }
 bool gpu_fast_kernel(PrimitiveId id, DType d) { return cuda::has_fast_kernel(id, d); }
 std::string gpu_attention_kernel(const std::vector<int>& dims, DType d, bool causal, bool has_mask,
-                                 bool has_sinks) {
-  return cuda::attention_kernel_for(dims, d, causal, has_mask, has_sinks);
+                                 bool has_sinks, bool backward) {
+  return cuda::attention_kernel_for(dims, d, causal, has_mask, has_sinks, backward);
 }
 void gpu_synchronize() { cuda::synchronize(); }
 void gpu_flush() { cuda::flush(); }
@@ -62,7 +62,9 @@ std::string gpu_unavailable_reason() { return "nuvec was built without CUDA"; }
 std::shared_ptr<Data> allocate_gpu(size_t, Stream) { no_gpu(); }
 bool gpu_donate(const Data&, Stream) { return false; }
 bool gpu_fast_kernel(PrimitiveId, DType) { return false; }
-std::string gpu_attention_kernel(const std::vector<int>&, DType, bool, bool, bool) { return ""; }
+std::string gpu_attention_kernel(const std::vector<int>&, DType, bool, bool, bool, bool) {
+  return "";
+}
 void gpu_synchronize() {}
 void gpu_flush() {}
 void eval_gpu(const Primitive&, const std::vector<Array>&, std::vector<Array>&, Stream) { no_gpu(); }

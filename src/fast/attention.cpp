@@ -124,7 +124,7 @@ AttentionPlan plan_for(const Array& q, const Array& k, const Array& v, const Str
   if (st.device.type == Device::cpu) return {"cpu_blocked", ""};
   std::vector<int> dims{q.shape(0), q.shape(1), k.shape(1), q.shape(2),
                         k.shape(2), q.shape(3), v.shape(3)};
-  std::string kernel = backend::gpu_attention_kernel(dims, type, causal, has_mask, has_sinks);
+  std::string kernel = backend::gpu_attention_kernel(dims, type, causal, has_mask, has_sinks, false);
   if (!kernel.empty()) return {kernel, ""};
   const int d = q.shape(3);
   if (d != 64 && d != 80 && d != 96 && d != 128 && d != 256)
@@ -137,6 +137,15 @@ AttentionPlan plan_for(const Array& q, const Array& k, const Array& v, const Str
 }
 
 }  // namespace
+
+bool detail::attention_grad_kernel(const std::vector<Array>& p, bool causal, bool has_mask,
+                                   const StreamOrDevice& s) {
+  if (nuvec::detail::resolve_stream(s).device.type == Device::cpu) return true;
+  const Array &q = p[0], &k = p[1], &v = p[2];
+  std::vector<int> dims{q.shape(0), q.shape(1), k.shape(1), q.shape(2),
+                        k.shape(2), q.shape(3), v.shape(3)};
+  return !backend::gpu_attention_kernel(dims, q.dtype(), causal, has_mask, false, true).empty();
+}
 
 AttentionPlan plan_attention(const Array& q, const Array& k, const Array& v,
                              const std::string& mask_mode, const std::optional<Array>& mask,

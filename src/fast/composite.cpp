@@ -81,6 +81,19 @@ Array cross_entropy(const Array& logits, const Array& targets, float smoothing,
   return loss;
 }
 
+Array cross_entropy_grad(const Array& logits, const Array& t, const Array& g, float smoothing,
+                         std::optional<int> ignore, const StreamOrDevice& s) {
+  const int c = logits.shape(-1);
+  Array p = composite::softmax(ops::astype(logits, float32, s), {logits.ndim() - 1}, s);
+  Array te = ops::expand_dims(t, Axes(-1), s);
+  Array onehot = ops::astype(ops::equal(ops::arange(0.0, double(c), int32, s), te, s), float32, s);
+  Array d = ops::subtract(p, ops::multiply(onehot, 1.0f - smoothing, s), s);
+  if (smoothing > 0) d = ops::subtract(d, smoothing / float(c), s);
+  if (ignore) d = ops::where(ops::equal(te, *ignore, s), 0.0f, d, s);
+  return ops::astype(ops::multiply(ops::expand_dims(ops::astype(g, float32, s), Axes(-1), s), d, s),
+                     logits.dtype(), s);
+}
+
 Array rope(const Array& x_in, const Array& offset_in, const std::optional<Array>& freqs, int dims,
            bool traditional, float base, float scale, bool forward, const StreamOrDevice& s) {
   const Shape shape = x_in.shape();

@@ -27,6 +27,10 @@ Array logsumexp(const Array& x, const std::vector<int>& axes, const StreamOrDevi
 /// Per-row loss (float32), rows whose target is `ignore` giving 0.
 Array cross_entropy(const Array& logits, const Array& targets, float smoothing,
                     std::optional<int> ignore, const StreamOrDevice& s = {});
+/// The gradient of cross_entropy's loss with respect to the logits, given
+/// the loss's cotangent g (float32 [...]): of the logits' dtype.
+Array cross_entropy_grad(const Array& logits, const Array& targets, const Array& g, float smoothing,
+                         std::optional<int> ignore, const StreamOrDevice& s = {});
 /// x [B, ..., T, D], offset int32 0-d or [B], freqs [dims / 2] or none.
 Array rope(const Array& x, const Array& offset, const std::optional<Array>& freqs, int dims,
            bool traditional, float base, float scale, bool forward, const StreamOrDevice& s = {});

@@ -26,4 +26,9 @@ Array softmax_last(const Array& x, bool precise, const StreamOrDevice& s, Locati
 /// logsumexp over the last axis of a floating, non-empty x, kept: [..., 1].
 Array logsumexp_last(const Array& x, const StreamOrDevice& s, Location loc);
 
+/// Whether the AttentionGrad primitive has a kernel for these primals
+/// (q, k, v[, mask]) on the device of `s` (src/fast/attention.cpp).
+bool attention_grad_kernel(const std::vector<Array>& primals, bool causal, bool has_mask,
+                           const StreamOrDevice& s);
+
 }  // namespace nuvec::fast::detail

@@ -283,17 +283,31 @@ Arrays CrossEntropy::vjp(const Arrays& primals, const Arrays& cotangents,
                          const std::vector<int>& argnums, const Arrays&) const {
   const Array& logits = primals[0];
   const Array& t = primals[1];
-  const int c = logits.shape(-1);
-  Array p = fast::detail::softmax_last(ops::astype(logits, float32), false, {}, Location::none());
-  Array te = ops::expand_dims(t, Axes(-1));
-  Array onehot = ops::astype(ops::equal(ops::arange(0.0, double(c), int32), te), float32);
-  Array d = ops::subtract(p, ops::multiply(onehot, 1.0f - smoothing_));
-  if (smoothing_ > 0) d = ops::subtract(d, smoothing_ / float(c));
-  if (ignore_) d = ops::where(ops::equal(te, *ignore_), 0.0f, d);
-  Array dl = ops::astype(ops::multiply(ops::expand_dims(cotangents[0], Axes(-1)), d), logits.dtype());
+  Array g = ops::astype(cotangents[0], float32);
+  Array dl = fast::detail::has_kernel(PrimitiveId::CrossEntropyGrad, {}, logits.dtype())
+                 ? ops::impl::build1(ops::impl::make<CrossEntropyGrad>(smoothing_, ignore_),
+                                     {logits, t, g}, {}, "cross_entropy", Location::none())
+                 : fast::composite::cross_entropy_grad(logits, t, g, smoothing_, ignore_);
   Arrays out;
   for (int a : argnums) out.push_back(a == 0 ? dl : rules::zeros_of(t));
   return out;
+}
+
+Expected<std::vector<OutputSpec>> CrossEntropyGrad::output_specs(const std::vector<Array>& in) const {
+  if (in.size() != 3)
+    return spec_error(ErrorKind::internal, "CrossEntropyGrad takes logits, targets, cotangent");
+  const Array& l = in[0];
+  if (l.ndim() == 0 || !is_floating(l.dtype()))
+    return spec_error(ErrorKind::invalid_argument, "logits must be floating with a class axis");
+  Shape rows(l.shape().begin(), l.shape().end() - 1);
+  if (in[1].dtype() != int32 || in[1].shape() != rows || in[2].dtype() != float32 ||
+      in[2].shape() != rows)
+    return spec_error(ErrorKind::invalid_argument,
+                      "targets (int32) and the cotangent (float32) must have logits' row shape");
+  return std::vector<OutputSpec>{dense(l.shape(), l.dtype())};
+}
+Arrays CrossEntropyGrad::fallback(const Arrays& in) const {
+  return {fast::composite::cross_entropy_grad(in[0], in[1], in[2], smoothing_, ignore_)};
 }
 
 // ---- Attention.
@@ -321,6 +335,36 @@ Arrays Attention::fallback(const Arrays& in) const {
   if (has_sinks_) sinks = in.back();
   return {fast::composite::attention(in[0], in[1], in[2], mask, sinks, scale_, causal_)};
 }
+namespace {
+
+// vmap of attention-shaped primitives: the first `merged` inputs ([B, ...]
+// each) with the batch in front and merged into B, the primitive run again,
+// each output split back into [batch, B, ...].
+std::pair<Arrays, std::vector<int>> merge_batch_into_b(const Primitive& p, const Arrays& inputs,
+                                                        const std::vector<int>& axes, size_t merged) {
+  const int n = rules::batch_size(inputs, axes);
+  int b = 0;
+  Arrays in = inputs;
+  for (size_t i = 0; i < merged; ++i) {
+    Array f = rules::front_sized(inputs[i], axes[i], n);
+    b = f.shape(1);
+    Shape s = f.shape();
+    s.erase(s.begin());
+    s[0] *= n;
+    in[i] = ops::reshape(f, s);
+  }
+  Arrays outs = rules::rebuild(p, in);
+  for (Array& o : outs) {
+    Shape os = o.shape();
+    os[0] = b;
+    os.insert(os.begin(), n);
+    o = ops::reshape(o, os);
+  }
+  return {outs, std::vector<int>(outs.size(), 0)};
+}
+
+}  // namespace
+
 std::pair<Arrays, std::vector<int>> Attention::vmap(const Arrays& inputs,
                                                     const std::vector<int>& axes) const {
   if (has_sinks_ && axes.back() >= 0) {
@@ -336,24 +380,51 @@ std::pair<Arrays, std::vector<int>> Attention::vmap(const Arrays& inputs,
     }
     return {{ops::stack(outs, 0)}, {0}};
   }
-  // q, k, v (and the mask) with the batch in front, merged into B.
-  const int n = rules::batch_size(inputs, axes);
-  int b = 0;
-  Arrays in = inputs;
-  const size_t merged = 3 + has_mask_;
-  for (size_t i = 0; i < merged; ++i) {
-    Array f = rules::front_sized(inputs[i], axes[i], n);
-    b = f.shape(1);
-    Shape s = f.shape();
-    s.erase(s.begin());
-    s[0] *= n;
-    in[i] = ops::reshape(f, s);
-  }
-  Array out = rules::rebuild(*this, in)[0];
-  Shape os = out.shape();
-  os[0] = b;
-  os.insert(os.begin(), n);
-  return {{ops::reshape(out, os)}, {0}};
+  return merge_batch_into_b(*this, inputs, axes, 3 + has_mask_);
+}
+
+std::pair<Arrays, std::vector<int>> AttentionGrad::vmap(const Arrays& inputs,
+                                                        const std::vector<int>& axes) const {
+  return merge_batch_into_b(*this, inputs, axes, inputs.size());
+}
+
+Arrays Attention::vjp(const Arrays& primals, const Arrays& cotangents,
+                      const std::vector<int>& argnums, const Arrays& outputs) const {
+  bool qkv_only = !has_sinks_;
+  for (int a : argnums) qkv_only = qkv_only && a < 3;
+  if (!qkv_only || !fast::detail::attention_grad_kernel(primals, causal_, has_mask_, {}))
+    return FastPrimitive::vjp(primals, cotangents, argnums, outputs);
+  Array o = outputs[0].is_failed() ? rules::rebuild(*this, primals)[0] : outputs[0];
+  Arrays in{primals[0], primals[1], primals[2], o, ops::astype(cotangents[0], primals[0].dtype())};
+  if (has_mask_) in.push_back(primals[3]);
+  Arrays grads = ops::impl::build(ops::impl::make<AttentionGrad>(scale_, causal_, has_mask_), in, {},
+                                  "scaled_dot_product_attention", Location::none());
+  Arrays out;
+  for (int a : argnums) out.push_back(grads[a]);
+  return out;
+}
+
+Expected<std::vector<OutputSpec>> AttentionGrad::output_specs(const std::vector<Array>& in) const {
+  if (in.size() != size_t(5 + has_mask_))
+    return spec_error(ErrorKind::internal, "AttentionGrad takes q, k, v, o, dout[, mask]");
+  const Array &q = in[0], &k = in[1], &v = in[2];
+  Shape os{q.shape(0), q.shape(1), q.shape(2), v.shape(3)};
+  if (q.ndim() != 4 || k.ndim() != 4 || v.ndim() != 4 || in[3].shape() != os ||
+      in[4].shape() != os || in[3].dtype() != q.dtype() || in[4].dtype() != q.dtype())
+    return spec_error(ErrorKind::shape_mismatch, "o and dout must be [B, Hq, Lq, Dv] of q's dtype");
+  return std::vector<OutputSpec>{dense(q.shape(), q.dtype()), dense(k.shape(), k.dtype()),
+                                 dense(v.shape(), v.dtype())};
+}
+Arrays AttentionGrad::fallback(const Arrays& in) const {
+  std::optional<Array> mask;
+  if (has_mask_) mask = in[5];
+  const float scale = scale_;
+  const bool causal = causal_;
+  FlatFunction f = [mask, scale, causal](const Arrays& qkv) {
+    return Arrays{fast::composite::attention(qkv[0], qkv[1], qkv[2], mask, std::nullopt, scale, causal)};
+  };
+  auto seeds = [&](const Arrays&) { return Arrays{in[4]}; };
+  return detail::vjp(f, {in[0], in[1], in[2]}, seeds, {0, 1, 2}).grads;
 }
 
 void Attention::print_params(std::ostream& os) const {

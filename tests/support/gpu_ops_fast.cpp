@@ -166,4 +166,43 @@ void check_Attention() {
   }
 }
 
+void check_CrossEntropyGrad() {
+  for (DType dt : kFloat)
+    for (int n : {10, 32000}) {
+      Array x = values(dt, {6, n}, 390 + n);
+      Array t = random::randint(0, n, {6}, int32, random::key(n + 1));
+      std::string what = "cross_entropy grad " + name(dt) + " n=" + std::to_string(n);
+      expect_close([&](StreamOrDevice s) {
+        Array r;
+        with_stream(s, [&] {
+          r = grad([&](const Array& l) { return ops::mean(fast::cross_entropy(l, t)); })(x);
+        });
+        return r;
+      }, tolerance(dt), what);
+    }
+}
+
+void check_AttentionGrad() {
+  for (DType dt : {float16, bfloat16})
+    for (auto [lq, lk, causal] : {std::tuple{64, 64, true}, std::tuple{100, 200, false},
+                                  std::tuple{3, 130, true}}) {
+      Array q = values(dt, {1, 4, lq, 64}, 395) * 0.3f, k = values(dt, {1, 2, lk, 64}, 396) * 0.3f,
+            v = values(dt, {1, 2, lk, 64}, 397);
+      Array g = values(dt, {1, 4, lq, 64}, 398);
+      std::string what = "sdpa grad " + name(dt) + " Lq=" + std::to_string(lq) + (causal ? " causal" : "");
+      for (int which = 0; which < 3; ++which)
+        expect_close([&](StreamOrDevice s) {
+          std::vector<Array> r;
+          with_stream(s, [&] {
+            auto f = [&](const std::vector<Array>& a) {
+              return std::vector<Array>{fast::scaled_dot_product_attention(a[0], a[1], a[2], 0.125f,
+                                                                           causal ? "causal" : "")};
+            };
+            r = vjp(f, {q, k, v}, {g}).second;
+          });
+          return r[which];
+        }, tolerance(dt) * 2, what + " input " + std::to_string(which));
+    }
+}
+
 }  // namespace nuvec::testing::gpu_ops

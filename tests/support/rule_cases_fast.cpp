@@ -95,4 +95,33 @@ RuleCase Case<PrimitiveId::Attention>::make(std::mt19937&) {
                  {{1, 2, 2, 4}, {1, 2, 3, 4}, {1, 2, 3, 4}, {2}})}};
 }
 
+RuleCase Case<PrimitiveId::CrossEntropyGrad>::make(std::mt19937&) {
+  // The gradient of the mean loss: the CrossEntropyGrad node, whose own
+  // derivatives (second order) go through its composite.
+  FlatFunction f = [](const Arrays& a) {
+    Array t = array({2, 0, 4});
+    return Arrays{grad([t](const Array& l) { return ops::sum(fast::cross_entropy(l, t)); })(a[0])};
+  };
+  FlatFunction smoothed = [](const Arrays& a) {
+    Array t = array({1, 3});
+    return Arrays{grad([t](const Array& l) {
+      return ops::sum(fast::cross_entropy(l, t, {.label_smoothing = 0.2f}));
+    })(a[0])};
+  };
+  return {{probe("plain", f, {{3, 5}}).single_precision(),
+           probe("smoothed", smoothed, {{2, 4}}).single_precision()}};
+}
+
+RuleCase Case<PrimitiveId::AttentionGrad>::make(std::mt19937& rng) {
+  // The vjp of attention at a fixed cotangent: the AttentionGrad node.
+  Array g = draw(dom::real, {1, 2, 3, 4}, rng);
+  FlatFunction f = [g](const Arrays& a) {
+    auto sdpa = [](const Arrays& qkv) {
+      return Arrays{fast::scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], 0.5f, "causal")};
+    };
+    return vjp(sdpa, a, {g}).second;
+  };
+  return {{probe("causal, grouped heads", f, {{1, 2, 3, 4}, {1, 1, 5, 4}, {1, 1, 5, 4}})}};
+}
+
 }  // namespace nuvec::rulecases

@@ -208,6 +208,10 @@ class Attention : public FastBase<PrimitiveId::Attention> {
   bool has_sinks() const { return has_sinks_; }
   Expected<std::vector<OutputSpec>> output_specs(const std::vector<Array>& inputs) const override;
   Arrays fallback(const Arrays& inputs) const override;
+  /// AttentionGrad where it has a kernel (no sinks, gradients of q, k, v
+  /// only), else the composite's.
+  Arrays vjp(const Arrays& primals, const Arrays& cotangents, const std::vector<int>& argnums,
+             const Arrays& outputs) const override;
   /// The batch merged into B when the sinks are not batched.
   std::pair<Arrays, std::vector<int>> vmap(const Arrays& inputs,
                                            const std::vector<int>& axes) const override;
@@ -224,6 +228,64 @@ class Attention : public FastBase<PrimitiveId::Attention> {
  private:
   float scale_;
   bool causal_, has_mask_, has_sinks_;
+};
+
+/// The gradient of CrossEntropy with respect to the logits, in one pass per
+/// row: inputs logits [..., C], targets (int32 [...]) and the loss's
+/// cotangent g (float32 [...]); output g * (softmax(row) - (1 - s) onehot -
+/// s / C) of the logits' dtype (zeros on ignored rows).
+class CrossEntropyGrad : public FastBase<PrimitiveId::CrossEntropyGrad> {
+ public:
+  int row_inputs() const override { return 3; }
+  CrossEntropyGrad(float label_smoothing, std::optional<int> ignore_index)
+      : smoothing_(label_smoothing), ignore_(ignore_index) {}
+  float label_smoothing() const { return smoothing_; }
+  std::optional<int> ignore_index() const { return ignore_; }
+  Expected<std::vector<OutputSpec>> output_specs(const std::vector<Array>& inputs) const override;
+  Arrays fallback(const Arrays& inputs) const override;
+  bool differentiable_input(int i) const override { return i != 1; }
+  bool params_equal(const Primitive& o) const override {
+    auto& r = static_cast<const CrossEntropyGrad&>(o);
+    return params::same_float_bits(r.smoothing_, smoothing_) && r.ignore_ == ignore_;
+  }
+  size_t params_hash() const override {
+    return params::combine(params::hash_double(smoothing_), ignore_ ? size_t(*ignore_) : ~size_t(0));
+  }
+
+ private:
+  float smoothing_;
+  std::optional<int> ignore_;
+};
+
+/// The gradients of Attention (without sinks) with respect to q, k and v:
+/// inputs q, k, v, o (the forward's output), dout (its cotangent), then the
+/// mask when `has_mask`; outputs dq, dk, dv of the inputs' shapes (dk and dv
+/// summed over the query heads of each key/value head). The row statistics
+/// are recomputed (FlashAttention's backward), no float atomics.
+class AttentionGrad : public FastBase<PrimitiveId::AttentionGrad> {
+ public:
+  AttentionGrad(float scale, bool causal, bool has_mask)
+      : scale_(scale), causal_(causal), has_mask_(has_mask) {}
+  float scale() const { return scale_; }
+  bool causal() const { return causal_; }
+  bool has_mask() const { return has_mask_; }
+  Expected<std::vector<OutputSpec>> output_specs(const std::vector<Array>& inputs) const override;
+  Arrays fallback(const Arrays& inputs) const override;
+  /// The batch merged into B, as Attention's.
+  std::pair<Arrays, std::vector<int>> vmap(const Arrays& inputs,
+                                           const std::vector<int>& axes) const override;
+  bool params_equal(const Primitive& o) const override {
+    auto& r = static_cast<const AttentionGrad&>(o);
+    return params::same_float_bits(r.scale_, scale_) && r.causal_ == causal_ &&
+           r.has_mask_ == has_mask_;
+  }
+  size_t params_hash() const override {
+    return params::combine(params::hash_double(scale_), causal_ * 2 + has_mask_);
+  }
+
+ private:
+  float scale_;
+  bool causal_, has_mask_;
 };
 
 }  // namespace nuvec

@@ -122,6 +122,8 @@
   X(LogSumExp, other)             \
   X(CrossEntropy, other)          \
   X(Attention, other)             \
+  X(CrossEntropyGrad, other)      \
+  X(AttentionGrad, other)         \
   X(Placeholder, other)           \
   X(Fused, other)
 

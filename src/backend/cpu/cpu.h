@@ -64,6 +64,8 @@ void eval(const Softmax& p, const Arrays& in, Arrays& out);
 void eval(const LogSumExp& p, const Arrays& in, Arrays& out);
 void eval(const CrossEntropy& p, const Arrays& in, Arrays& out);
 void eval(const Attention& p, const Arrays& in, Arrays& out);
+void eval(const CrossEntropyGrad& p, const Arrays& in, Arrays& out);
+void eval(const AttentionGrad& p, const Arrays& in, Arrays& out);
 void eval(const Placeholder& p, const Arrays& in, Arrays& out);
 void eval(const Fused& p, const Arrays& in, Arrays& out);
 

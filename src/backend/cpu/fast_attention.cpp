@@ -132,7 +132,106 @@ void attention(const Attention& p, const Arrays& in, Array& out) {
   });
 }
 
+// The gradients (FlashAttention's backward, rows one at a time): per query
+// row the scores and their softmax P again, Di = dout . o, then
+// dS = P (dout . v - Di); dq = scale dS k, and dk += scale dS q, dv += P dout
+// accumulated per key/value head over its query heads and rows in order.
+template <class T>
+void attention_grad(const AttentionGrad& p, const Arrays& in, Arrays& out) {
+  using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  const Array &q = in[0], &k = in[1], &v = in[2], &o = in[3], &dout = in[4];
+  const Array* mask = p.has_mask() ? &in[5] : nullptr;
+  const int64_t B = q.shape(0), Hq = q.shape(1), Lq = q.shape(2), D = q.shape(3);
+  const int64_t Hkv = k.shape(1), Lk = k.shape(2), Dv = v.shape(3), rep = Hq / Hkv;
+  T* dq = ptr<T>(out[0]);
+  T* dk = ptr<T>(out[1]);
+  T* dv = ptr<T>(out[2]);
+  const A lowest = A(finfo(q.dtype()).min);
+  const A scale = A(p.scale());
+  const A inf = std::numeric_limits<A>::infinity();
+  parallel_for(B * Hkv, 1, [&](long long g0, long long g1) {
+    Scratch<A> kf(Lk * D), vf(Lk * Dv), dkf(Lk * D), dvf(Lk * Dv), qf(D), of(Dv), dof(Dv), dqf(D),
+        pr(Lk);
+    for (long long g = g0; g < g1; ++g) {
+      const int64_t b = g / Hkv, kh = g % Hkv;
+      load_matrix<A, T>(k, k.desc()->offset + b * k.strides()[0] + kh * k.strides()[1], Lk, D,
+                        kf.data());
+      load_matrix<A, T>(v, v.desc()->offset + b * v.strides()[0] + kh * v.strides()[1], Lk, Dv,
+                        vf.data());
+      std::fill(dkf.begin(), dkf.end(), A(0));
+      std::fill(dvf.begin(), dvf.end(), A(0));
+      for (int64_t h = kh * rep; h < (kh + 1) * rep; ++h) {
+        for (int64_t i = 0; i < Lq; ++i) {
+          auto row_of = [&](const Array& a, int64_t cols, A* dst) {
+            load_matrix<A, T>(a, a.desc()->offset + b * a.strides()[0] + h * a.strides()[1] +
+                                     i * a.strides()[2],
+                              1, cols, dst);
+          };
+          row_of(q, D, qf.data());
+          row_of(o, Dv, of.data());
+          row_of(dout, Dv, dof.data());
+          int64_t visible = Lk;
+          if (p.causal()) visible = std::clamp<int64_t>(i + Lk - Lq + 1, 0, Lk);
+          const bool all_hidden = p.causal() && visible == 0;
+          if (all_hidden) visible = Lk;
+          int64_t mrow = 0;
+          if (mask)
+            mrow = mask->desc()->offset + b * mask->strides()[0] + h * mask->strides()[1] +
+                   i * mask->strides()[2];
+          A m = -inf;
+          for (int64_t j = 0; j < visible; ++j) {
+            A sc = scale * dot(qf.data(), kf.data() + j * D, D);
+            if (all_hidden) sc = lowest;
+            if (mask) {
+              const int64_t mo = mrow + j * mask->strides()[3];
+              if (mask->dtype() == bool_) {
+                if (!base<bool>(*mask)[mo]) sc = lowest;
+              } else {
+                sc += kernels::Cast<A>{}(base<T>(*mask)[mo]);
+              }
+            }
+            pr[j] = sc;
+            m = std::max(m, sc);
+          }
+          A l = 0;
+          for (int64_t j = 0; j < visible; ++j) {
+            pr[j] = m == -inf ? A(0) : kernels::Exp{}(pr[j] - m);
+            l += pr[j];
+          }
+          const A inv = A(1) / l;
+          const A di = dot(dof.data(), of.data(), Dv);
+          std::fill(dqf.begin(), dqf.end(), A(0));
+          for (int64_t j = 0; j < visible; ++j) {
+            const A pj = pr[j] * inv;
+            const A ds = pj * (dot(dof.data(), vf.data() + j * Dv, Dv) - di) * scale;
+            const A* kr = kf.data() + j * D;
+            A* dkr = dkf.data() + j * D;
+            for (int64_t d = 0; d < D; ++d) {
+              dqf[d] += ds * kr[d];
+              dkr[d] += ds * qf[d];
+            }
+            A* dvr = dvf.data() + j * Dv;
+            for (int64_t d = 0; d < Dv; ++d) dvr[d] += pj * dof[d];
+          }
+          T* dqr = dq + ((b * Hq + h) * Lq + i) * D;
+          for (int64_t d = 0; d < D; ++d) dqr[d] = kernels::Cast<T>{}(dqf[d]);
+        }
+      }
+      T* dkh = dk + (b * Hkv + kh) * Lk * D;
+      T* dvh = dv + (b * Hkv + kh) * Lk * Dv;
+      for (int64_t e = 0; e < Lk * D; ++e) dkh[e] = kernels::Cast<T>{}(dkf[e]);
+      for (int64_t e = 0; e < Lk * Dv; ++e) dvh[e] = kernels::Cast<T>{}(dvf[e]);
+    }
+  });
+}
+
 }  // namespace
+
+void eval(const AttentionGrad& p, const Arrays& in, Arrays& out) {
+  dispatch_floating(in[0].dtype(), [&](auto tag) {
+    attention_grad<typename decltype(tag)::type>(p, in, out);
+  });
+}
 
 void eval(const Attention& p, const Arrays& in, Arrays& out) {
   dispatch_floating(in[0].dtype(), [&](auto tag) {

@@ -27,21 +27,33 @@ Scratch<T> load_param(const Array& p) {
   return v;
 }
 
-// y[i] = cast(x[i] * r) [* w[i]] [+ b[i]] into `out` row `dst`.
+// y[i] = cast(x[i] * r) [* w[i]] [+ b[i]] into `out` row `dst` (a loop per
+// case, so that each vectorizes).
 template <class T, class A>
 void write_scaled(const A* x, A r, const Scratch<T>& w, const Scratch<T>& b, int64_t n, T* dst) {
   kernels::Cast<T> cast;
-  for (int64_t i = 0; i < n; ++i) {
-    T y = cast(kernels::Multiply{}(x[i], r));
-    if (w.data()) y = kernels::Multiply{}(y, w[i]);
-    if (b.data()) y = kernels::Add{}(y, b[i]);
-    dst[i] = y;
+  const T* wp = w.data();
+  const T* bp = b.data();
+  if (wp && bp) {
+    NUVEC_INDEPENDENT_ITERATIONS
+    for (int64_t i = 0; i < n; ++i)
+      dst[i] = kernels::Add{}(kernels::Multiply{}(cast(kernels::Multiply{}(x[i], r)), wp[i]), bp[i]);
+  } else if (wp) {
+    NUVEC_INDEPENDENT_ITERATIONS
+    for (int64_t i = 0; i < n; ++i) dst[i] = kernels::Multiply{}(cast(kernels::Multiply{}(x[i], r)), wp[i]);
+  } else if (bp) {
+    NUVEC_INDEPENDENT_ITERATIONS
+    for (int64_t i = 0; i < n; ++i) dst[i] = kernels::Add{}(cast(kernels::Multiply{}(x[i], r)), bp[i]);
+  } else {
+    NUVEC_INDEPENDENT_ITERATIONS
+    for (int64_t i = 0; i < n; ++i) dst[i] = cast(kernels::Multiply{}(x[i], r));
   }
 }
 
 // 1 / mean(x^2) + eps, as the composite: sum(square), times 1/n, + eps, rsqrt.
 template <class A>
 A inv_rms(const A* x, A* sq, int64_t n, A inv_n, A eps) {
+  NUVEC_INDEPENDENT_ITERATIONS
   for (int64_t i = 0; i < n; ++i) sq[i] = kernels::Square{}(x[i]);
   A ms = kernels::Multiply{}(reduce_contiguous<RT::sum, A>(sq, n), inv_n);
   return kernels::Rsqrt{}(kernels::Add{}(ms, eps));
@@ -94,8 +106,10 @@ void layer_rows(const Array& x, const Array& w_in, const Array& b_in, float eps,
     Scratch<A> xr(n), sq(n);
     for (int64_t r = r0; r < r1; ++r) {
       load_row<A, T>(x, rows, r, xr.data());
-      A mu = kernels::Multiply{}(reduce_contiguous<RT::sum, A>(xr.data(), n), inv_n);
-      for (int64_t i = 0; i < n; ++i) xr[i] = kernels::Subtract{}(xr[i], mu);
+      const A mu = kernels::Multiply{}(reduce_contiguous<RT::sum, A>(xr.data(), n), inv_n);
+      A* xp = xr.data();
+      NUVEC_INDEPENDENT_ITERATIONS
+      for (int64_t i = 0; i < n; ++i) xp[i] = kernels::Subtract{}(xp[i], mu);
       A rs = inv_rms(xr.data(), sq.data(), n, inv_n, e);
       write_scaled<T, A>(xr.data(), rs, w, b, n, dst + r * n);
     }

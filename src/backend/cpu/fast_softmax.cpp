@@ -2,6 +2,7 @@
 // pass per row into a float32 (float64) row, the composite's arithmetic
 // step for step (reduce_row.h's order, the same functors), so a row gets
 // the composite's bits whatever the batch, layout or thread count.
+#include <optional>
 #include <string>
 
 #include "backend/cpu/reduce_row.h"
@@ -25,9 +26,13 @@ using stats_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
 // `lse_shift`, as logsumexp's composite); returns the sum of e, writes m.
 template <class A>
 A exp_sum(const A* x, A* e, int64_t n, bool lse_shift, A& m) {
-  m = reduce_contiguous<RT::max, A>(x, n);
-  if (lse_shift && kernels::IsInf{}(m)) m = A(0);
-  for (int64_t i = 0; i < n; ++i) e[i] = kernels::Exp{}(kernels::Subtract{}(x[i], m));
+  A mx = reduce_contiguous<RT::max, A>(x, n);
+  if (lse_shift && kernels::IsInf{}(mx)) mx = A(0);
+  m = mx;
+  // (A local max: through the reference, stores to e could alias it and
+  // the loop would not vectorize.)
+  NUVEC_INDEPENDENT_ITERATIONS
+  for (int64_t i = 0; i < n; ++i) e[i] = kernels::Exp{}(kernels::Subtract{}(x[i], mx));
   return reduce_contiguous<RT::sum, A>(e, n);
 }
 
@@ -52,7 +57,9 @@ void softmax_rows(const Array& x, Array& out) {
       A m;
       A s = exp_sum(xr.data(), e.data(), n, false, m);
       kernels::Cast<T> cast;
-      for (int64_t i = 0; i < n; ++i) dst[r * n + i] = cast(kernels::Divide{}(e[i], s));
+      T* o = dst + r * n;
+      NUVEC_INDEPENDENT_ITERATIONS
+      for (int64_t i = 0; i < n; ++i) o[i] = cast(kernels::Divide{}(e[i], s));
     }
   });
 }
@@ -73,20 +80,34 @@ void logsumexp_rows(const Array& x, Array& out) {
   });
 }
 
+// Row-major offsets of the targets (any strides), one per row.
+Scratch<int64_t> target_offsets(const Array& targets, int64_t rows) {
+  Scratch<int64_t> toff(rows);
+  int64_t k = 0;
+  for_each_offset(targets.shape(), targets.strides(), targets.desc()->offset,
+                  [&](int64_t o) { toff[k++] = o; });
+  return toff;
+}
+
+// Whether row r is ignored; throws for a target outside [0, n).
+bool ignored_or_checked(const std::optional<int>& ignore, int32_t t, int64_t r, int64_t n) {
+  if (ignore && t == *ignore) return true;
+  if (t < 0 || t >= n)
+    (Error(ErrorKind::out_of_range, "cross_entropy: target " + std::to_string(t) + " of row " +
+                                        std::to_string(r) + " is outside [0, " + std::to_string(n) +
+                                        ")"))
+        .raise();
+  return false;
+}
+
 template <class T>
 void cross_entropy_rows(const CrossEntropy& p, const Array& logits, const Array& targets,
                         Array& out) {
   Rows rows(logits);
   const int64_t n = rows.length();
   if (out.size() == 0) return;
-  // Row-major offsets of the targets (any strides).
   const int32_t* tbase = base<int32_t>(targets);
-  Scratch<int64_t> toff(rows.count());
-  {
-    int64_t k = 0;
-    for_each_offset(targets.shape(), targets.strides(), targets.desc()->offset,
-                    [&](int64_t o) { toff[k++] = o; });
-  }
+  Scratch<int64_t> toff = target_offsets(targets, rows.count());
   const float s = p.label_smoothing();
   const float keep = 1.0f - s;
   const float inv_n = kernels::Cast<float>{}(1.0 / double(n));
@@ -95,15 +116,10 @@ void cross_entropy_rows(const CrossEntropy& p, const Array& logits, const Array&
     Scratch<float> xr(n), e(n);
     for (int64_t r = r0; r < r1; ++r) {
       const int32_t t = tbase[toff[r]];
-      if (p.ignore_index() && t == *p.ignore_index()) {
+      if (ignored_or_checked(p.ignore_index(), t, r, n)) {
         dst[r] = 0.0f;
         continue;
       }
-      if (t < 0 || t >= n)
-        (Error(ErrorKind::out_of_range, "cross_entropy: target " + std::to_string(t) +
-                                            " of row " + std::to_string(r) +
-                                            " is outside [0, " + std::to_string(n) + ")"))
-            .raise();
       load_row<float, T>(logits, rows, r, xr.data());
       float lse = row_logsumexp(xr.data(), e.data(), n);
       float picked = xr[t];
@@ -120,6 +136,46 @@ void cross_entropy_rows(const CrossEntropy& p, const Array& logits, const Array&
   });
 }
 
+// g * (softmax - (1 - s) onehot - s / n), the composite's steps: the
+// softmax as Softmax's kernel, then the subtractions and the product in
+// float32, one rounding to T.
+template <class T>
+void cross_entropy_grad_rows(const CrossEntropyGrad& p, const Array& logits, const Array& targets,
+                             const Array& g, Array& out) {
+  Rows rows(logits);
+  const int64_t n = rows.length();
+  if (out.size() == 0) return;
+  const int32_t* tbase = base<int32_t>(targets);
+  Scratch<int64_t> toff = target_offsets(targets, rows.count());
+  Scratch<int64_t> goff = target_offsets(g, rows.count());
+  const float* gbase = base<float>(g);
+  const float s = p.label_smoothing(), keep = 1.0f - s, per_class = s / float(n);
+  T* dst = ptr<T>(out);
+  for_row_blocks(rows.count(), n, [&](int64_t r0, int64_t r1) {
+    Scratch<float> xr(n), e(n);
+    kernels::Cast<T> cast;
+    for (int64_t r = r0; r < r1; ++r) {
+      const int32_t t = tbase[toff[r]];
+      T* o = dst + r * n;
+      const float gr = gbase[goff[r]];
+      if (ignored_or_checked(p.ignore_index(), t, r, n)) {
+        // g * 0, as the composite (a negative g gives -0).
+        const T z = cast(kernels::Multiply{}(gr, 0.0f));
+        for (int64_t i = 0; i < n; ++i) o[i] = z;
+        continue;
+      }
+      load_row<float, T>(logits, rows, r, xr.data());
+      float m;
+      float sum = exp_sum(xr.data(), e.data(), n, false, m);
+      for (int64_t i = 0; i < n; ++i) {
+        float d = kernels::Subtract{}(kernels::Divide{}(e[i], sum), i == t ? keep : 0.0f);
+        if (s > 0) d = kernels::Subtract{}(d, per_class);
+        o[i] = cast(kernels::Multiply{}(gr, d));
+      }
+    }
+  });
+}
+
 }  // namespace
 
 void eval(const Softmax&, const Arrays& in, Arrays& out) {
@@ -131,6 +187,12 @@ void eval(const Softmax&, const Arrays& in, Arrays& out) {
 void eval(const LogSumExp&, const Arrays& in, Arrays& out) {
   dispatch_floating(in[0].dtype(), [&](auto tag) {
     logsumexp_rows<typename decltype(tag)::type>(in[0], out[0]);
+  });
+}
+
+void eval(const CrossEntropyGrad& p, const Arrays& in, Arrays& out) {
+  dispatch_floating(in[0].dtype(), [&](auto tag) {
+    cross_entropy_grad_rows<typename decltype(tag)::type>(p, in[0], in[1], in[2], out[0]);
   });
 }
 

@@ -57,6 +57,7 @@ void load_row(const Array& a, const Rows& rows, int64_t r, A* dst) {
   const int64_t n = rows.length(), st = rows.stride();
   kernels::Cast<A> cast;
   if (st == 1)
+    NUVEC_INDEPENDENT_ITERATIONS
     for (int64_t i = 0; i < n; ++i) dst[i] = cast(src[i]);
   else
     for (int64_t i = 0; i < n; ++i) dst[i] = cast(src[i * st]);

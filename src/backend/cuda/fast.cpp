@@ -53,8 +53,9 @@ fastk::AttentionArgs attention_args(const std::vector<int>& dims, DType d, bool 
 }  // namespace
 
 std::string attention_kernel_for(const std::vector<int>& dims, DType d, bool causal, bool has_mask,
-                                 bool has_sinks) {
-  return fastk::attention_kernel(attention_args(dims, d, causal, has_mask, has_sinks));
+                                 bool has_sinks, bool backward) {
+  auto a = attention_args(dims, d, causal, has_mask, has_sinks);
+  return backward ? fastk::attention_backward_kernel(a) : fastk::attention_kernel(a);
 }
 
 bool has_fast_kernel(PrimitiveId id, DType d) {
@@ -66,6 +67,7 @@ bool has_fast_kernel(PrimitiveId id, DType d) {
     case PrimitiveId::LogSumExp:
     case PrimitiveId::CrossEntropy:
     case PrimitiveId::RoPE:
+    case PrimitiveId::CrossEntropyGrad:
       return fastk::supports(d);
     default:
       return false;
@@ -138,9 +140,19 @@ bool launch_fast(const Primitive& p, const std::vector<Array>& in, std::vector<A
                   rp.forward(), stream);
       return true;
     }
-    case PrimitiveId::Attention: {
+    case PrimitiveId::Attention:
+    case PrimitiveId::AttentionGrad: {
+      const bool grad = p.id() == PrimitiveId::AttentionGrad;
       if (out[0].size() == 0) return true;
-      auto& at_p = static_cast<const Attention&>(p);
+      bool causal, has_mask, has_sinks = false;
+      float scale;
+      if (grad) {
+        auto& g = static_cast<const AttentionGrad&>(p);
+        causal = g.causal(), has_mask = g.has_mask(), scale = g.scale();
+      } else {
+        auto& f = static_cast<const Attention&>(p);
+        causal = f.causal(), has_mask = f.has_mask(), has_sinks = f.has_sinks(), scale = f.scale();
+      }
       // q, k, v with unit last strides (else dense copies).
       auto unit_last = [&](const Array& a) -> const Array& {
         if (a.strides().back() == 1 || a.shape().back() <= 1) return a;
@@ -152,29 +164,53 @@ bool launch_fast(const Primitive& p, const std::vector<Array>& in, std::vector<A
       const Array& v = unit_last(in[2]);
       std::vector<int> dims{q.shape(0), q.shape(1), k.shape(1), q.shape(2),
                             k.shape(2), q.shape(3), v.shape(3)};
-      fastk::AttentionArgs a =
-          attention_args(dims, t, at_p.causal(), at_p.has_mask(), at_p.has_sinks());
-      a.q = static_cast<const char*>(q.desc()->data->ptr) + q.desc()->offset * q.itemsize();
-      a.k = static_cast<const char*>(k.desc()->data->ptr) + k.desc()->offset * k.itemsize();
-      a.v = static_cast<const char*>(v.desc()->data->ptr) + v.desc()->offset * v.itemsize();
-      a.out = at(out[0]);
+      fastk::AttentionArgs a = attention_args(dims, t, causal, has_mask, has_sinks);
+      auto elem0 = [](const Array& x) {
+        return static_cast<const char*>(x.desc()->data->ptr) + x.desc()->offset * x.itemsize();
+      };
+      a.q = elem0(q), a.k = elem0(k), a.v = elem0(v);
       for (int i = 0; i < 4; ++i) {
         a.q_st[i] = q.strides()[i];
         a.k_st[i] = k.strides()[i];
         a.v_st[i] = v.strides()[i];
       }
-      if (at_p.has_mask()) {
-        const Array& m = in[3];
-        a.mask = static_cast<const char*>(m.desc()->data->ptr) + m.desc()->offset * m.itemsize();
+      const size_t mask_at = grad ? 5 : 3;
+      if (has_mask) {
+        const Array& m = in[mask_at];
+        a.mask = elem0(m);
         a.mask_is_bool = m.dtype() == bool_;
         for (int i = 0; i < 4; ++i) a.mask_st[i] = m.strides()[i];
       }
-      if (at_p.has_sinks()) a.sinks = dense(in.back());
-      a.scale = at_p.scale();
+      if (has_sinks) a.sinks = dense(in.back());
+      a.scale = scale;
       std::shared_ptr<Data> scratch;
-      size_t bytes = fastk::attention_scratch_bytes(a);
+      if (!grad) {
+        a.out = at(out[0]);
+        size_t bytes = fastk::attention_scratch_bytes(a);
+        if (bytes) scratch = allocate(bytes, s);
+        fastk::attention(a, scratch ? scratch->ptr : nullptr, stream);
+        return true;
+      }
+      fastk::AttentionGradArgs ga{};
+      ga.a = a;
+      ga.o = dense(in[3]);
+      ga.dout = dense(in[4]);
+      ga.dq = at(out[0]), ga.dk = at(out[1]), ga.dv = at(out[2]);
+      size_t bytes = fastk::attention_backward_scratch_bytes(a);
       if (bytes) scratch = allocate(bytes, s);
-      fastk::attention(a, scratch ? scratch->ptr : nullptr, stream);
+      fastk::attention_backward(ga, scratch ? scratch->ptr : nullptr, stream);
+      return true;
+    }
+    case PrimitiveId::CrossEntropyGrad: {
+      if (out[0].size() == 0) return true;
+      auto& ce = static_cast<const CrossEntropyGrad&>(p);
+      const void* l = dense(in[0]);
+      const void* tg = dense(in[1]);
+      const void* g = dense(in[2]);
+      fastk::cross_entropy_backward(t, l, static_cast<const int32_t*>(tg), static_cast<const float*>(g),
+                                    at(out[0]), r.rows, r.n, ce.label_smoothing(),
+                                    ce.ignore_index().has_value(), ce.ignore_index().value_or(0),
+                                    stream);
       return true;
     }
     default:

@@ -17,9 +17,10 @@ bool launch_fast(const Primitive& p, const std::vector<Array>& in, std::vector<A
                  void* stream, Stream s);
 
 /// The attention kernel for [B, Hq, Hkv, Lq, Lk, D, Dv] of dtype `d` with
-/// these options, or "" (fast_attention.h's attention_kernel).
+/// these options, or "" (fast_attention.h's attention_kernel, or
+/// attention_backward_kernel with `backward`).
 std::string attention_kernel_for(const std::vector<int>& dims, DType d, bool causal, bool has_mask,
-                                 bool has_sinks);
+                                 bool has_sinks, bool backward);
 
 /// `x` itself when row-contiguous, else a dense copy made on stream `s`
 /// (cuda_kernel.cpp; the fast kernels and users' kernels read dense rows).

@@ -57,4 +57,38 @@ size_t attention_scratch_bytes(const AttentionArgs& a);
 /// Launch errors throw nuvec::Error (backend).
 void attention(const AttentionArgs& a, void* scratch, void* stream);
 
+/// The gradients of one attention call (the same AttentionArgs as the
+/// forward; a.out unused) given o (the forward's output, dense
+/// [B, Hq, Lq, Dv] of dtype t) and dout (its cotangent, dense, dtype t):
+/// dq [B, Hq, Lq, D], dk [B, Hkv, Lk, D], dv [B, Hkv, Lk, Dv], dense, dtype
+/// t. dk and dv sum over the Hq / Hkv query heads of each key/value head.
+/// Gradients with respect to masks and sinks are not computed; scores a
+/// bool mask (or an all-hidden causal row) replaces by the lowest value
+/// pass no gradient to q and k.
+struct AttentionGradArgs {
+  AttentionArgs a;
+  const void* o;
+  const void* dout;
+  void* dq;
+  void* dk;
+  void* dv;
+};
+
+/// "gpu_tiled_backward" (float16 or bfloat16, D == Dv in {64, 80, 96, 128,
+/// 256}, Hq a multiple of Hkv, any Lq and Lk) or "" when the call is not
+/// taken. Depends only on the shapes, dtype and options.
+const char* attention_backward_kernel(const AttentionArgs& a);
+
+/// Scratch bytes the backward needs on the device (float32 row statistics:
+/// 12 B Hq ceil(Lq / 64) 64 bytes); 0 when Lq or Lk is 0.
+size_t attention_backward_scratch_bytes(const AttentionArgs& a);
+
+/// Runs the backward (attention_backward_kernel(g.a) must not be "") on
+/// `stream` with `scratch` of attention_backward_scratch_bytes(g.a) bytes
+/// (16-byte aligned). Deterministic: the same bits on every run. Lk == 0
+/// writes zeros to dq, Lq == 0 zeros to dk and dv. Launch errors throw
+/// nuvec::Error (backend).
+void attention_backward(const AttentionGradArgs& g, void* scratch,
+                        void* stream);
+
 }  // namespace nuvec::cuda::fastk

@@ -27,6 +27,12 @@
 // last visible key are never loaded; tiles entirely visible to a warp skip
 // the per-element checks. The output is o / l rounded once.
 //
+// For D <= 128 the launch takes tiled2_kernel instead (kTwoTiles): 128
+// rows a CTA, 32 a warp as two 16-row tiles sharing each K and V fragment,
+// Q read from its own buffer per tile; each row's arithmetic is the one
+// above (the same tiles up to its last key; later tiles give it p = 0 and
+// alpha = 1, changing nothing), so both kernels give the same bits.
+//
 // Determinism: no atomics, every reduction in a fixed order, and a row's
 // arithmetic depends only on its block of 64 rows (q0 = a multiple of 64),
 // Lq, Lk and the data: not on B or Hq, which only replicate CTAs. CTAs
@@ -42,10 +48,13 @@
 
 #include "backend/cuda/elementwise.cuh"
 #include "backend/cuda/fast_attention.cuh"
+#include "backend/cuda/fast_attention_mma.cuh"
 
 namespace nuvec::cuda::fastk::attn {
 
 namespace {
+
+using namespace tc;
 
 constexpr int kBM = 64;
 constexpr int kThreads = 128;
@@ -76,89 +85,6 @@ struct TileJob {
   bool causal, mask_bool, vec;
 };
 
-// ---- PTX wrappers ---------------------------------------------------------
-
-__device__ __forceinline__ u32 smem_addr(const void* p) {
-  return static_cast<u32>(__cvta_generic_to_shared(p));
-}
-// 16 bytes global -> shared; `full` false writes 16 zero bytes.
-__device__ __forceinline__ void cp_async16(void* dst, const void* src,
-                                           bool full) {
-  asm volatile(
-      "cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)),
-      "l"(src), "r"(full ? 16 : 0)
-      : "memory");
-}
-__device__ __forceinline__ void cp_commit() {
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-// Waits until at most one committed group is still in flight.
-__device__ __forceinline__ void cp_wait1() {
-  asm volatile("cp.async.wait_group 1;\n" ::: "memory");
-}
-
-__device__ __forceinline__ void ldsm_x4(u32 (&r)[4], const u16* p) {
-  asm volatile(
-      "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-      : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-      : "r"(smem_addr(p)));
-}
-__device__ __forceinline__ void ldsm_x4_trans(u32 (&r)[4], const u16* p) {
-  asm volatile(
-      "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-      : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-      : "r"(smem_addr(p)));
-}
-
-// d += a b for a 16x16 A (row-major fragments) and a 16x8 B (column-major).
-template <class T>
-__device__ __forceinline__ void mma16816(float (&d)[4], const u32 (&a)[4],
-                                         u32 b0, u32 b1) {
-  if constexpr (kBf16<T>)
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
-        "{%4, %5, %6, %7}, "
-        "{%8, %9}, {%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  else
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
-        "{%4, %5, %6, %7}, "
-        "{%8, %9}, {%0, %1, %2, %3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-// Two floats rounded to T (nearest even) in one word, `lo` in the low half.
-template <class T>
-__device__ __forceinline__ u32 pack2(float lo, float hi) {
-  u32 r;
-  if constexpr (kBf16<T>)
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-  else
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
-  return r;
-}
-
-// ---- The softmax in base 2 -------------------------------------------------
-// Scores are kept as t = s log2(e), so a weight is one ex2: p = 2^(t - m).
-// Its float32 accuracy (about 2^-18 relative for |t| < 100) is far below
-// the 16-bit rounding P gets for the tensor cores (2^-9 or 2^-11).
-
-constexpr float kLog2e = 0x1.715476p+0f;
-constexpr float kMaxF = 3.40282347e38f;
-
-__device__ __forceinline__ float ex2_ftz(float y) {
-  float r;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(y));
-  return r;
-}
-// s log2(e), finite where s is: a lowest-value score must stay finite, so
-// that a row whose every key is hidden still averages them (t - m = 0).
-__device__ __forceinline__ float to_log2(float s) {
-  const float t = s * kLog2e;
-  return fabsf(t) == kInf && fabsf(s) != kInf ? copysignf(kMaxF, t) : t;
-}
-
 // ---- Tiles ----------------------------------------------------------------
 
 // Rows [0, ROWS) of a tile into shared memory (row r from g + r * stride);
@@ -183,17 +109,6 @@ __device__ __forceinline__ void load_tile(u16* dst, const u16* g,
       *reinterpret_cast<uint4*>(d) = w;
     }
   }
-}
-
-// The lane's row / column offsets of ldmatrix x4 (matrix lane / 8): A and
-// V^T take matrices (rows 0-7, 8-15) x (cols 0-7, 8-15) column-block
-// major; K takes them row-block major.
-struct Lanes {
-  int arow, acol, krow, kcol;
-};
-__device__ __forceinline__ Lanes lanes_of(int lane) {
-  return {(lane & 7) + 8 * ((lane >> 3) & 1), 8 * (lane >> 4),
-          (lane & 7) + 8 * (lane >> 4), 8 * ((lane >> 3) & 1)};
 }
 
 // S = Q K^T for the warp's 16 rows and the tile's BN keys.
@@ -438,16 +353,202 @@ __global__ void __launch_bounds__(kThreads, TileCfg<D>::kMinBlocks)
   }
 }
 
+// ---- Two row tiles a warp (D <= 128) ---------------------------------------
+// The same arithmetic for each row with 128 rows a CTA: warp w owns rows
+// 32w .. 32w + 31 as two 16-row tiles that share every K and V fragment
+// (half the ldmatrix traffic per mma, twice the independent mma a warp, as
+// FlashAttention-2's forward). Q keeps its own buffer and is read per tile
+// (2 ldmatrix per k-step for 16 mma). A warp skips the causal tiles past
+// its own rows' last key (only extra tiles, in which its rows' weights are
+// all 0, so the rows' bits do not change).
+constexpr int kBM2 = 128;
+// Whether D <= 128 takes tiled2_kernel (else tiled_kernel, 64 rows a CTA).
+constexpr bool kTwoTiles = true;
+
+template <int D>
+struct Tile2Cfg {
+  static constexpr int SMEM =
+      (4 * TileCfg<D>::TILE + kBM2 * TileCfg<D>::SROW) * 2;  // bytes
+};
+
 template <class T, int D>
-void launch(const TileJob& j, int B, cudaStream_t s) {
+__global__ void __launch_bounds__(kThreads, 2) tiled2_kernel(TileJob j) {
   using C = TileCfg<D>;
-  auto* kern = tiled_kernel<T, D>;
-  cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                       C::SMEM);
-  cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
-                       100);
-  kern<<<dim3(unsigned(j.nqb), unsigned(j.Hq), unsigned(B)), kThreads, C::SMEM,
-         s>>>(j);
+  extern __shared__ uint4 smem_raw[];
+  u16* smem = reinterpret_cast<u16*>(smem_raw);
+  auto kbuf = [&](int i) { return smem + i * C::TILE; };
+  auto vbuf = [&](int i) { return smem + (2 + i) * C::TILE; };
+  u16* const Qs = smem + 4 * C::TILE;
+
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, tq = lane % 4;
+  const int qb = j.causal ? j.nqb - 1 - int(blockIdx.x) : int(blockIdx.x);
+  const int h = blockIdx.y, b = blockIdx.z, kvh = h / j.rep;
+  const int q0 = qb * kBM2, qrows = imin(kBM2, j.Lq - q0);
+  const int wr0 = q0 + warp * 32;  // the warp's rows: tile mi from wr0 + 16 mi
+  const Lanes ln = lanes_of(lane);
+  const float sl2 = j.scale * kLog2e;
+
+  int kend = j.Lk, wend = j.Lk;
+  if (j.causal && !row_keys(q0, j.Lq, j.Lk, true).hidden)
+    kend = row_keys(q0 + qrows - 1, j.Lq, j.Lk, true).lim;
+  if (j.causal && !row_keys(wr0, j.Lq, j.Lk, true).hidden)
+    wend = row_keys(imin(wr0 + 31, j.Lq - 1), j.Lq, j.Lk, true).lim;
+  if (wr0 >= j.Lq) wend = 0;  // no row of the warp is stored
+  const int nt = (kend + C::BN - 1) / C::BN;
+
+  const u16* qg = j.q + b * j.qs[0] + h * j.qs[1] + q0 * j.qs[2];
+  const u16* kg = j.k + b * j.ks[0] + kvh * j.ks[1];
+  const u16* vg = j.v + b * j.vs[0] + kvh * j.vs[1];
+  load_tile<kBM2, D>(Qs, qg, j.qs[2], qrows, j.vec);
+  load_tile<C::BN, D>(kbuf(0), kg, j.ks[2], imin(C::BN, j.Lk), j.vec);
+  cp_commit();
+  load_tile<C::BN, D>(vbuf(0), vg, j.vs[2], imin(C::BN, j.Lk), j.vec);
+  cp_commit();
+
+  float m[2][2], l[2][2];
+  const float sink = j.sinks ? widen(static_cast<const T*>(j.sinks)[h]) : -kInf;
+#pragma unroll
+  for (int mi = 0; mi < 2; ++mi) {
+    m[mi][0] = m[mi][1] = to_log2(sink);
+    l[mi][0] = l[mi][1] = j.sinks && tq == 0 ? 1.0f : 0.0f;
+  }
+  float O[2][C::DB][4];
+#pragma unroll
+  for (int mi = 0; mi < 2; ++mi)
+#pragma unroll
+    for (int db = 0; db < C::DB; ++db)
+      O[mi][db][0] = O[mi][db][1] = O[mi][db][2] = O[mi][db][3] = 0.0f;
+  const u16* Qw = Qs + warp * 32 * C::SROW;
+
+  for (int t = 0; t < nt; ++t) {
+    const int buf = t & 1, key0 = t * C::BN;
+    cp_wait1();  // K_t (and Q) landed; V_t may still be in flight
+    __syncthreads();
+    if (t + 1 < nt)
+      load_tile<C::BN, D>(kbuf(buf ^ 1), kg + (key0 + C::BN) * j.ks[2], j.ks[2],
+                          imin(C::BN, j.Lk - key0 - C::BN), j.vec);
+    cp_commit();
+
+    const bool act = key0 < wend;  // some row of the warp sees a key here
+    u32 P[2][C::NB / 2][4];
+    if (act) {
+      float S[2][C::NB][4];
+#pragma unroll
+      for (int mi = 0; mi < 2; ++mi)
+#pragma unroll
+        for (int nb = 0; nb < C::NB; ++nb)
+          S[mi][nb][0] = S[mi][nb][1] = S[mi][nb][2] = S[mi][nb][3] = 0.0f;
+      const u16* Kb = kbuf(buf);
+#pragma unroll
+      for (int ks = 0; ks < C::KS; ++ks) {
+        u32 a0[4], a1[4];
+        ldsm_x4(a0, Qw + ln.arow * C::SROW + ks * 16 + ln.acol);
+        ldsm_x4(a1, Qw + (16 + ln.arow) * C::SROW + ks * 16 + ln.acol);
+#pragma unroll
+        for (int np = 0; np < C::NB / 2; ++np) {
+          u32 bk[4];
+          ldsm_x4(bk, Kb + (np * 16 + ln.krow) * C::SROW + ks * 16 + ln.kcol);
+          mma16816<T>(S[0][2 * np], a0, bk[0], bk[1]);
+          mma16816<T>(S[0][2 * np + 1], a0, bk[2], bk[3]);
+          mma16816<T>(S[1][2 * np], a1, bk[0], bk[1]);
+          mma16816<T>(S[1][2 * np + 1], a1, bk[2], bk[3]);
+        }
+      }
+#pragma unroll
+      for (int mi = 0; mi < 2; ++mi) {
+        // Whether every key of the tile is visible to every row of the
+        // 16-row tile (as tiled_kernel decides for its warps).
+        bool full = !j.mask && key0 + C::BN <= j.Lk;
+        if (j.causal) {
+          const RowKeys rk = row_keys(wr0 + 16 * mi, j.Lq, j.Lk, true);
+          full = full && !rk.hidden && key0 + C::BN <= rk.lim;
+        }
+        if (full) {
+#pragma unroll
+          for (int nb = 0; nb < C::NB; ++nb)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) S[mi][nb][e] *= sl2;
+        } else {
+          mask_scores<T, D>(S[mi], j, b, h, wr0 + 16 * mi + lane / 4, key0, tq,
+                            sl2);
+        }
+        softmax_tile<T, D>(S[mi], m[mi], l[mi], O[mi], P[mi]);
+      }
+    }
+
+    cp_wait1();  // V_t landed; K_{t+1} may still be in flight
+    __syncthreads();
+    if (t + 1 < nt)
+      load_tile<C::BN, D>(vbuf(buf ^ 1), vg + (key0 + C::BN) * j.vs[2], j.vs[2],
+                          imin(C::BN, j.Lk - key0 - C::BN), j.vec);
+    cp_commit();
+    if (act) {
+      const u16* Vb = vbuf(buf);
+#pragma unroll
+      for (int kk = 0; kk < C::BN / 16; ++kk)
+#pragma unroll
+        for (int dp = 0; dp < D / 16; ++dp) {
+          u32 bv[4];
+          ldsm_x4_trans(bv,
+                        Vb + (kk * 16 + ln.arow) * C::SROW + dp * 16 + ln.acol);
+          mma16816<T>(O[0][2 * dp], P[0][kk], bv[0], bv[1]);
+          mma16816<T>(O[0][2 * dp + 1], P[0][kk], bv[2], bv[3]);
+          mma16816<T>(O[1][2 * dp], P[1][kk], bv[0], bv[1]);
+          mma16816<T>(O[1][2 * dp + 1], P[1][kk], bv[2], bv[3]);
+        }
+    }
+  }
+
+  // o / l, rounded once, as tiled_kernel.
+  const float nan = __int_as_float(0x7fc00000);
+#pragma unroll
+  for (int mi = 0; mi < 2; ++mi)
+#pragma unroll
+    for (int rh = 0; rh < 2; ++rh) {
+      float lt = l[mi][rh];
+      lt += __shfl_xor_sync(0xffffffffu, lt, 1);
+      lt += __shfl_xor_sync(0xffffffffu, lt, 2);
+      const int i = wr0 + 16 * mi + lane / 4 + 8 * rh;
+      if (i >= j.Lq) continue;
+      u16* dst = j.out + ((int64_t(b) * j.Hq + h) * j.Lq + i) * D;
+#pragma unroll
+      for (int db = 0; db < C::DB; ++db) {
+        const float x0 = lt > 0.0f ? O[mi][db][2 * rh] / lt : nan;
+        const float x1 = lt > 0.0f ? O[mi][db][2 * rh + 1] / lt : nan;
+        dst[db * 8 + 2 * tq] = narrow<T>(x0).bits;
+        dst[db * 8 + 2 * tq + 1] = narrow<T>(x1).bits;
+      }
+    }
+}
+
+template <class T, int D>
+void launch(TileJob j, int Lq, int B, cudaStream_t s) {
+  using C = TileCfg<D>;
+  if constexpr (D <= 128) {
+    if (kTwoTiles) {
+      auto* kern = tiled2_kernel<T, D>;
+      constexpr int smem = Tile2Cfg<D>::SMEM;
+      cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           smem);
+      cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
+                           100);
+      j.nqb = (Lq + kBM2 - 1) / kBM2;
+      kern<<<dim3(unsigned(j.nqb), unsigned(j.Hq), unsigned(B)), kThreads, smem,
+             s>>>(j);
+      ew::check_launch("Attention (tiled)");
+      return;
+    }
+  }
+  {
+    auto* kern = tiled_kernel<T, D>;
+    cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                         C::SMEM);
+    cudaFuncSetAttribute(kern, cudaFuncAttributePreferredSharedMemoryCarveout,
+                         100);
+    j.nqb = (Lq + kBM - 1) / kBM;
+    kern<<<dim3(unsigned(j.nqb), unsigned(j.Hq), unsigned(B)), kThreads,
+           C::SMEM, s>>>(j);
+  }
   ew::check_launch("Attention (tiled)");
 }
 
@@ -463,7 +564,6 @@ void launch_tiled(const AttentionArgs& a, cudaStream_t s) {
   j.v = static_cast<const u16*>(a.v), j.out = static_cast<u16*>(a.out);
   j.mask = a.mask, j.sinks = a.sinks;
   j.Hq = a.Hq, j.Lq = a.Lq, j.Lk = a.Lk, j.rep = a.Hq / a.Hkv;
-  j.nqb = (a.Lq + kBM - 1) / kBM;
   for (int i = 0; i < 3; ++i)
     j.qs[i] = a.q_st[i], j.ks[i] = a.k_st[i], j.vs[i] = a.v_st[i];
   for (int i = 0; i < 4; ++i) j.ms[i] = a.mask_st[i];
@@ -473,9 +573,9 @@ void launch_tiled(const AttentionArgs& a, cudaStream_t s) {
   with_dim(a.D, [&](auto dim) {
     constexpr int D = decltype(dim)::value;
     if (a.t == float16)
-      launch<kn::float16_t, D>(j, a.B, s);
+      launch<kn::float16_t, D>(j, a.Lq, a.B, s);
     else
-      launch<kn::bfloat16_t, D>(j, a.B, s);
+      launch<kn::bfloat16_t, D>(j, a.Lq, a.B, s);
   });
 }
 

@@ -1,5 +1,7 @@
-// The row-wise kernels of the fast primitives on the GPU (fast_rows.cu),
-// called by their dispatch (fast.cpp). Plain C++: no CUDA header; a
+// The row-wise kernels of the fast primitives on the GPU (fast_rows.cu:
+// the norms; fast_softmax.cu: softmax, logsumexp, cross entropy and its
+// gradient; fast_rope.cu; their machinery in fast_rows.cuh), called by
+// their dispatch (fast.cpp). Plain C++: no CUDA header; a
 // cudaStream_t is passed as void*.
 //
 // All pointers are device pointers to dense row-major data: x is [rows, n]
@@ -51,6 +53,17 @@ void logsumexp(DType t, const void* x, void* out, int64_t rows, int n,
 void cross_entropy(DType t, const void* logits, const int32_t* targets,
                    float* out, int64_t rows, int n, float smoothing,
                    bool has_ignore, int ignore, void* stream);
+
+/// The gradient of cross_entropy with respect to the logits: dlogits
+/// [rows, n] of dtype t, round_t(g[r] * (softmax(row)_i - (1 - s) [i ==
+/// target] - s / n)), the terms in float32 (the last only when s > 0).
+/// Rows whose target equals `ignore` (when has_ignore) get zeros, a target
+/// outside [0, n) a NaN row. g: float32 [rows] (the cotangent of each
+/// row's loss).
+void cross_entropy_backward(DType t, const void* logits, const int32_t* targets,
+                            const float* g, void* dlogits, int64_t rows, int n,
+                            float smoothing, bool has_ignore, int ignore,
+                            void* stream);
 
 /// Rotary embedding of the first `dims` features of x, dense [rows, d],
 /// rows in row-major order of [B, ..., T]: row r is batch item
