@@ -44,6 +44,42 @@ A dot(const A* a, const A* b, int64_t n) {
   return ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
 }
 
+// One query row's view of the keys, shared by the forward and the backward
+// (one definition of the masking rules): the keys it sees (all, or the
+// end-aligned causal prefix), and each key's score.
+template <class A, class T>
+struct RowScores {
+  int64_t visible;  // keys [0, visible) are scored
+  bool all_hidden;  // a causal row that sees none: every key at `lowest`
+  const Array* mask;
+  int64_t mrow;     // the mask row's element offset
+  A lowest;         // a hidden key's score (the dtype's lowest value)
+
+  RowScores(bool causal, const Array* m, int64_t b, int64_t h, int64_t i, int64_t lq, int64_t lk,
+            A low)
+      : visible(causal ? std::clamp<int64_t>(i + lk - lq + 1, 0, lk) : lk),
+        all_hidden(causal && visible == 0), mask(m), mrow(0), lowest(low) {
+    if (all_hidden) visible = lk;
+    if (mask)
+      mrow = mask->desc()->offset + b * mask->strides()[0] + h * mask->strides()[1] +
+             i * mask->strides()[2];
+  }
+  // Key j's score from its scaled dot product: bool masks hide, additive
+  // ones add.
+  A operator()(A scaled_dot, int64_t j) const {
+    A s = all_hidden ? lowest : scaled_dot;
+    if (mask) {
+      const int64_t mo = mrow + j * mask->strides()[3];
+      if (mask->dtype() == bool_) {
+        if (!base<bool>(*mask)[mo]) s = lowest;
+      } else {
+        s += kernels::Cast<A>{}(base<T>(*mask)[mo]);
+      }
+    }
+    return s;
+  }
+};
+
 template <class T>
 void attention(const Attention& p, const Arrays& in, Array& out) {
   using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
@@ -76,15 +112,8 @@ void attention(const Attention& p, const Arrays& in, Array& out) {
           load_matrix<A, T>(q, q.desc()->offset + b * q.strides()[0] + h * q.strides()[1] +
                                    i * q.strides()[2],
                             1, D, qf.data());
-          // Keys this row sees: all, or the causal prefix (when it has one).
-          int64_t visible = Lk;
-          if (p.causal()) visible = std::clamp<int64_t>(i + Lk - Lq + 1, 0, Lk);
-          const bool all_hidden = p.causal() && visible == 0;
-          if (all_hidden) visible = Lk;
-          int64_t mrow = 0;
-          if (mask)
-            mrow = mask->desc()->offset + b * mask->strides()[0] + h * mask->strides()[1] +
-                   i * mask->strides()[2];
+          const RowScores<A, T> score(p.causal(), mask, b, h, i, Lq, Lk, lowest);
+          const int64_t visible = score.visible;
           A m = sinks ? sink_vals[h] : -std::numeric_limits<A>::infinity();
           A l = sinks ? A(1) : A(0);
           std::fill(o.begin(), o.end(), A(0));
@@ -92,16 +121,7 @@ void attention(const Attention& p, const Arrays& in, Array& out) {
             const int64_t nj = std::min<int64_t>(kKeys, visible - j0);
             A bm = -std::numeric_limits<A>::infinity();
             for (int64_t j = 0; j < nj; ++j) {
-              A s = scale * dot(qf.data(), kf.data() + (j0 + j) * D, D);
-              if (all_hidden) s = lowest;
-              if (mask) {
-                const int64_t mo = mrow + (j0 + j) * mask->strides()[3];
-                if (mask->dtype() == bool_) {
-                  if (!base<bool>(*mask)[mo]) s = lowest;
-                } else {
-                  s += kernels::Cast<A>{}(base<T>(*mask)[mo]);
-                }
-              }
+              const A s = score(scale * dot(qf.data(), kf.data() + (j0 + j) * D, D), j0 + j);
               sc[j] = s;
               bm = std::max(bm, s);
             }
@@ -170,26 +190,11 @@ void attention_grad(const AttentionGrad& p, const Arrays& in, Arrays& out) {
           row_of(q, D, qf.data());
           row_of(o, Dv, of.data());
           row_of(dout, Dv, dof.data());
-          int64_t visible = Lk;
-          if (p.causal()) visible = std::clamp<int64_t>(i + Lk - Lq + 1, 0, Lk);
-          const bool all_hidden = p.causal() && visible == 0;
-          if (all_hidden) visible = Lk;
-          int64_t mrow = 0;
-          if (mask)
-            mrow = mask->desc()->offset + b * mask->strides()[0] + h * mask->strides()[1] +
-                   i * mask->strides()[2];
+          const RowScores<A, T> score(p.causal(), mask, b, h, i, Lq, Lk, lowest);
+          const int64_t visible = score.visible;
           A m = -inf;
           for (int64_t j = 0; j < visible; ++j) {
-            A sc = scale * dot(qf.data(), kf.data() + j * D, D);
-            if (all_hidden) sc = lowest;
-            if (mask) {
-              const int64_t mo = mrow + j * mask->strides()[3];
-              if (mask->dtype() == bool_) {
-                if (!base<bool>(*mask)[mo]) sc = lowest;
-              } else {
-                sc += kernels::Cast<A>{}(base<T>(*mask)[mo]);
-              }
-            }
+            const A sc = score(scale * dot(qf.data(), kf.data() + j * D, D), j);
             pr[j] = sc;
             m = std::max(m, sc);
           }
