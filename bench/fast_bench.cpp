@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include <nuvec/compile.h>
 #include <nuvec/nuvec.h>
 
 #include "bench_util.h"
@@ -86,6 +87,16 @@ int main() {
       (e / ops::sum(e, -1, true)).eval();
     });
     row("softmax f32 [4096, 4096] vs composite", ours, comp);
+    // The composite compiled: fusion into reductions (docs/compile.md).
+    auto hand = compile([](const Array& a) {
+      Array e = ops::exp(a - ops::max(a, -1, true));
+      return e / ops::sum(e, -1, true);
+    });
+    hand(x).eval();
+    wait_for_kernels();  // (measure the generated kernels, not the interpreter)
+    double fused = median_ms(9, [&] { hand(x).eval(); });
+    row("compiled hand softmax vs fast softmax", fused, ours);
+    row("compiled hand softmax vs composite", fused, comp);
   }
   {  // rms_norm [8192, 1024] with a weight
     const int R = 8192, N = 1024;
@@ -110,6 +121,20 @@ int main() {
       (x * ops::rsqrt(ops::mean(ops::square(x), -1, true) + 1e-5f) * w).eval();
     });
     row("rms_norm f32 [8192, 1024] vs composite", ours, comp);
+    auto hand = compile([](const Array& a, const Array& wt) {
+      return a * ops::rsqrt(ops::mean(ops::square(a), -1, true) + 1e-5f) * wt;
+    });
+    hand(x, w).eval();
+    wait_for_kernels();
+    double fused = median_ms(9, [&] { hand(x, w).eval(); });
+    row("compiled hand rms_norm vs fast rms_norm", fused, ours);
+    row("compiled hand rms_norm vs composite", fused, comp);
+    auto sumsq = compile([](const Array& a) { return ops::sum(a * a); });
+    sumsq(x).eval();
+    wait_for_kernels();
+    double fs = median_ms(9, [&] { sumsq(x).eval(); });
+    double es = median_ms(9, [&] { ops::sum(x * x).eval(); });
+    row("compiled sum(x * x) [8192, 1024] vs uncompiled", fs, es);
     double ln = median_ms(9, [&] { fast::layer_norm(x, w, w, 1e-5f).eval(); });
     double ln_loop = median_ms(9, [&] {
       split_rows(R, [&](int r0, int r1) {

@@ -1,5 +1,6 @@
 // Property test of compile: random graphs of element-wise operations (every
-// unary and binary op, casts, select, scalar constants, several outputs)
+// unary and binary op, casts, select, scalar constants, several outputs;
+// and reductions over trailing axes among them)
 // over random shapes, layouts (broadcast, transposed, strided) and dtypes.
 // Compiled results equal uncompiled ones bit for bit (NaN payloads aside),
 // shaped and shapeless, through the interpreter (many cases) and through
@@ -19,14 +20,14 @@ namespace {
 
 // Through the interpreter: one compiled function per case, shaped and
 // shapeless.
-void interpreted_cases(uint32_t seed, int count) {
+void interpreted_cases(uint32_t seed, int count, bool reductions = false) {
   jit::Mode saved = jit::mode();
   jit::set_mode(jit::Mode::off);
   std::mt19937 rng(seed);
   auto before = jit::stats();
   size_t ops = 0;
   for (int i = 0; i < count; ++i) {
-    Case c = random_case(rng, i);
+    Case c = random_case(rng, i, reductions);
     SCOPED_TRACE("seed " + std::to_string(seed) + " case " + std::to_string(i) + ":" + c.program.text);
     auto eager = run(c.program, c.inputs);
     ops += c.program.ops.size();
@@ -44,10 +45,10 @@ void interpreted_cases(uint32_t seed, int count) {
 
 // Through generated kernels: `count` cases traced as one function, so
 // their regions share one shared object.
-void generated_cases(uint32_t seed, int count) {
+void generated_cases(uint32_t seed, int count, bool reductions = false) {
   jit::Mode saved = jit::mode();
   jit::set_mode(jit::Mode::sync);
-  Batch b = batch(seed, count, 1000);
+  Batch b = batch(seed, count, 1000, reductions);
   SCOPED_TRACE("seed " + std::to_string(seed) + b.text);
   auto eager = b.f()(b.inputs);
   auto before = jit::stats();
@@ -66,3 +67,12 @@ TEST(CompileProperty, GeneratedFixedSeed) {
   for (uint32_t s : {11u, 12u}) generated_cases(s, 25);
 }
 TEST(CompileProperty, GeneratedDailySeed) { generated_cases(daily_seed() * 3 + 1, 25); }
+
+// With reductions over trailing axes among the steps (fused into rows:
+// FusedReduce), on larger shapes.
+TEST(CompileProperty, ReductionsInterpretedFixedSeed) { interpreted_cases(20261202, 800, true); }
+TEST(CompileProperty, ReductionsInterpretedDailySeed) { interpreted_cases(daily_seed() + 7, 300, true); }
+TEST(CompileProperty, ReductionsGeneratedFixedSeed) {
+  for (uint32_t s : {21u, 22u}) generated_cases(s, 25, true);
+}
+TEST(CompileProperty, ReductionsGeneratedDailySeed) { generated_cases(daily_seed() * 5 + 2, 25, true); }

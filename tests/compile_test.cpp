@@ -368,7 +368,7 @@ TEST(Compile, FailedTraceLetsTheNextCallerTrace) {
 TEST(Compile, GraphReportShowsFusedAndUnfusedSteps) {
   auto f = compile([](const Array& x) {
     Array a = ops::exp(x) * 2.0f;           // fused with the multiply
-    Array s = ops::sum(a, -1, true);        // a reduction: its own kernel
+    Array s = ops::sum(a, 0, true);         // over a leading axis: its own kernel
     return ops::sigmoid(s);                 // element-wise, but alone
   });
   Array x = random::normal({3, 4}, random::key(1));
@@ -384,6 +384,19 @@ TEST(Compile, GraphReportShowsFusedAndUnfusedSteps) {
   EXPECT_EQ(f.trace_count(), 1u);
   (void)f(x);  // the report's trace is reused
   EXPECT_EQ(f.trace_count(), 1u);
+}
+
+// Over the trailing axes, the same function is one step over rows.
+TEST(Compile, GraphReportShowsRowRegions) {
+  auto f = compile([](const Array& x) {
+    return ops::sigmoid(ops::sum(ops::exp(x) * 2.0f, -1, true));
+  });
+  GraphReport r = f.graph(random::normal({3, 4}, random::key(1)));
+  EXPECT_NE(r.text.find("%0 = FusedReduce(%in0, %c0) -> float32(3, 1)\n"
+                        "    fused over rows (axes 1.. of (3, 4)): map (2 ops), reduce sum, scalars (1 ops)"),
+            std::string::npos)
+      << r.text;
+  EXPECT_EQ(r.text.find("%1 ="), std::string::npos) << r.text;
 }
 
 // Each part of the signature retraces once when it changes, and only then.

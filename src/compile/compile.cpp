@@ -180,7 +180,7 @@ std::shared_ptr<const compiler::Graph> CompiledCore::graph(const CompileKey& key
       inputs, options_.shapeless, [&](const std::vector<Array>& ph) { return trace(ph, e.out_like); }));
   if (!impl_->site.empty())  // fused steps' errors name the compile() call
     for (auto& step : g->steps)
-      if (step.primitive->id() == PrimitiveId::Fused)
+      if (step.primitive->id() == PrimitiveId::Fused || step.primitive->id() == PrimitiveId::FusedReduce)
         step.op_name = compiler::intern_op_name(std::string(step.op_name) + " (compiled at " +
                                                 impl_->site + ")");
   if (uint64_t t = compiler::prepare_cpu_kernels(*g)) {

@@ -6,6 +6,7 @@
 
 #include "compile/simplify.h"
 #include "nuvec/primitives/fused.h"
+#include "nuvec/primitives/fused_reduce.h"
 
 namespace nuvec::compiler {
 
@@ -30,6 +31,29 @@ std::string fused_program(const Fused& f) {
     os << (j ? "; " : "") << 'v' << f.num_inputs() + j << " = " << op.primitive->name() << '(';
     for (size_t a = 0; a < op.args.size(); ++a) os << (a ? ", v" : "v") << op.args[a];
     os << ')';
+  }
+  return os.str();
+}
+
+const char* reduce_name(Reduce::Type t) {
+  switch (t) {
+    case Reduce::Type::sum: return "sum";
+    case Reduce::Type::prod: return "prod";
+    case Reduce::Type::max: return "max";
+    case Reduce::Type::min: return "min";
+    case Reduce::Type::all: return "all";
+    default: return "any";
+  }
+}
+
+// "map (3 ops), reduce max, scalars (2 ops), map (1 ops)": the stages.
+std::string row_stages(const FusedReduce& f) {
+  std::ostringstream os;
+  for (size_t j = 0; j < f.stages().size(); ++j) {
+    const RowStage& st = f.stages()[j];
+    os << (j ? ", " : "");
+    if (st.kind == RowStage::Kind::reduce) os << "reduce " << reduce_name(st.type);
+    else os << (st.kind == RowStage::Kind::map ? "map (" : "scalars (") << st.program->ops().size() << " ops)";
   }
   return os.str();
 }
@@ -84,13 +108,19 @@ GraphReport describe(const Graph& g) {
       std::string prog = fused_program(f);
       text << "\n    fused kernel, " << f.ops().size() << " ops: " << prog;
       label = "Fused (" + std::to_string(f.ops().size()) + " ops)\\n" + prog;
+    } else if (s.primitive->id() == PrimitiveId::FusedReduce) {
+      const auto& f = static_cast<const FusedReduce&>(*s.primitive);
+      std::string stages = row_stages(f);
+      text << "\n    fused over rows (axes " << f.split() << ".. of " << f.shape() << "): " << stages;
+      label = "FusedReduce\\n" + stages;
     } else if (elementwise_step(s)) {
       text << "\n    not fused: no element-wise neighbour of the same shape whose every use is in "
               "one region";
     }
     text << '\n';
     dot << "  \"" << n << "\" [label=\"" << n << ": " << label << "\"";
-    if (s.primitive->id() == PrimitiveId::Fused) dot << ", style=filled, fillcolor=lightblue";
+    if (s.primitive->id() == PrimitiveId::Fused || s.primitive->id() == PrimitiveId::FusedReduce)
+      dot << ", style=filled, fillcolor=lightblue";
     dot << "];\n";
     for (const auto& in : ins) dot << "  \"" << in.substr(0, in.find('.')) << "\" -> \"" << n << "\";\n";
   }

@@ -246,10 +246,12 @@ std::vector<bool> literal_inputs(const Fused& f) {
 namespace {
 
 // The loads of the non-literal inputs at i (strided: at i * sK).
-void loads(std::ostream& os, const EmitRegion& r, const char* indent, bool strided) {
+// Inputs in `skip` are not loaded (the rows kernel reads them once).
+void loads(std::ostream& os, const EmitRegion& r, const char* indent, bool strided,
+           const std::vector<bool>* skip = nullptr) {
   std::vector<bool> is_literal = literal_inputs(*r.fused);
   for (int k = 0; k < r.fused->num_inputs(); ++k) {
-    if (is_literal[k]) continue;
+    if (is_literal[k] || (skip && (*skip)[k])) continue;
     os << indent << "const " << cpp_type(r.input_dtypes[k]) << " v" << k << " = p" << k;
     if (strided) os << "[i * s" << k << "];\n";
     else os << "[i];\n";
@@ -257,9 +259,9 @@ void loads(std::ostream& os, const EmitRegion& r, const char* indent, bool strid
 }
 
 // The loop body: loads, the operations, the stores.
-void body(std::ostream& os, const EmitRegion& r, bool strided) {
+void body(std::ostream& os, const EmitRegion& r, bool strided, const std::vector<bool>* skip = nullptr) {
   const Fused& f = *r.fused;
-  loads(os, r, "    ", strided);
+  loads(os, r, "    ", strided, skip);
   emit_ops(os, r, "    ");
   for (size_t j = 0; j < f.outputs().size(); ++j)
     os << "    q" << j << "[i] = v" << f.outputs()[j] << ";\n";
@@ -436,6 +438,20 @@ std::string emit_cpu_kernels(const std::vector<EmitRegion>& regions) {
         os << "  }\n";
       }
       os << "}\n";
+    }
+    if (std::find(regions[i].row_scalar.begin(), regions[i].row_scalar.end(), true) !=
+        regions[i].row_scalar.end()) {
+      // A row of a FusedReduce stage: the inputs that hold one value per
+      // row are read once, the others are dense.
+      os << "\nextern \"C\" void nuvec_k" << i << "_rows(const void* const* in, void* const* out, long n) {\n";
+      pointers(os, regions[i], false);
+      std::vector<bool> is_literal = literal_inputs(*regions[i].fused);
+      for (int k = 0; k < regions[i].fused->num_inputs(); ++k)
+        if (regions[i].row_scalar[k] && !is_literal[k])
+          os << "  const " << cpp_type(regions[i].input_dtypes[k]) << " v" << k << " = p" << k << "[0];\n";
+      os << "  NUVEC_INDEPENDENT_ITERATIONS\n  for (long i = 0; i < n; ++i) {\n";
+      body(os, regions[i], false, &regions[i].row_scalar);
+      os << "  }\n}\n";
     }
     // Regions with a transcendental function are compute-bound: streaming
     // their stores measured 5-14% slower (GELU, SwiGLU), so they get none.

@@ -21,6 +21,10 @@ struct EmitRegion {
   // dense without testing how it is read (FusedGpuKernel::dense), so the
   // compiler issues every input's loads at once. Empty: none known.
   std::vector<bool> dense;
+  // Per input (CPU): whether it holds one value per row of a FusedReduce
+  // stage; when any does, the region also gets `nuvec_k<i>_rows`
+  // (FusedCpuKernel::rows). Empty: none.
+  std::vector<bool> row_scalar;
 };
 
 /// The kernels of `regions` as C++ to append to the functor header: region

@@ -22,14 +22,6 @@ namespace nuvec::compiler {
 
 namespace {
 
-bool elementwise(const Step& s) {
-  PrimitiveId id = s.primitive->id();
-  PrimitiveKind k = primitive_kind(id);
-  bool e = k == PrimitiveKind::unary || k == PrimitiveKind::binary || id == PrimitiveId::Select ||
-           id == PrimitiveId::AsType;
-  return e && s.outputs.size() == 1 && s.output_alive[0];
-}
-
 // A relative broadcast of an element-wise operand: inside a region it is
 // no operation (the fused kernel reads its input through broadcast strides),
 // and its extra inputs only lend shapes.
@@ -38,8 +30,16 @@ bool operand_broadcast(const Step& s) {
          s.output_alive[0];
 }
 
-// The bits of a constant of the trace that holds one value (0-d, or a
-// scalar read through zero strides): generated kernels take it as a literal.
+}  // namespace
+
+bool elementwise(const Step& s) {
+  PrimitiveId id = s.primitive->id();
+  PrimitiveKind k = primitive_kind(id);
+  bool e = k == PrimitiveKind::unary || k == PrimitiveKind::binary || id == PrimitiveId::Select ||
+           id == PrimitiveId::AsType;
+  return e && s.outputs.size() == 1 && s.output_alive[0];
+}
+
 std::optional<uint64_t> literal_bits(const Array& a) {
   if (a.is_failed() || a.size() == 0) return std::nullopt;
   for (auto st : a.strides())
@@ -58,8 +58,6 @@ std::optional<uint64_t> literal_bits(const Array& a) {
     return std::nullopt;
   }
 }
-
-}  // namespace
 
 const char* intern_op_name(const std::string& name) {
   static std::mutex mu;

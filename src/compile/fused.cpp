@@ -10,7 +10,7 @@
 
 #include "nuvec/ops/shape.h"
 #include "nuvec/primitives/params.h"
-#include "nuvec/transforms/flat.h"
+#include "compile/expanded_rules.h"
 #include "primitives/rules.h"
 
 namespace nuvec {
@@ -166,24 +166,15 @@ Arrays Fused::expand(const Arrays& inputs) const {
 
 Arrays Fused::vjp(const Arrays& primals, const Arrays& cotangents, const std::vector<int>& argnums,
                   const Arrays&) const {
-  FlatFunction f = [this](const Arrays& in) { return expand(in); };
-  auto seeds = [&](const Arrays&) { return cotangents; };
-  Arrays g = detail::vjp(f, primals, seeds, argnums).grads;
-  Arrays out;
-  for (int a : argnums) out.push_back(g[a]);
-  return out;
+  return compiler::expanded_vjp([this](const Arrays& in) { return expand(in); }, primals, cotangents, argnums);
 }
 
 Arrays Fused::jvp(const Arrays& primals, const Arrays& tangents, const std::vector<int>& argnums) const {
-  FlatFunction f = [this](const Arrays& in) { return expand(in); };
-  return detail::jvp(f, primals, tangents, argnums).grads;
+  return compiler::expanded_jvp([this](const Arrays& in) { return expand(in); }, primals, tangents, argnums);
 }
 
 std::pair<Arrays, std::vector<int>> Fused::vmap(const Arrays& inputs, const std::vector<int>& axes) const {
-  FlatFunction f = [this](const Arrays& in) { return expand(in); };
-  auto zeros = [](const Arrays& o) { return std::vector<int>(o.size(), 0); };
-  Arrays out = detail::vmap(f, inputs, axes, zeros);
-  return {out, std::vector<int>(out.size(), 0)};
+  return compiler::expanded_vmap([this](const Arrays& in) { return expand(in); }, inputs, axes);
 }
 
 }  // namespace nuvec

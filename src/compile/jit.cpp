@@ -21,6 +21,7 @@
 #include "compile/emit_cpp.h"
 #include "compile/jit_embed.h"
 #include "nuvec/compile.h"
+#include "nuvec/primitives/fused_reduce.h"
 
 namespace nuvec {
 
@@ -348,6 +349,7 @@ class Jit {
       k->strided = reinterpret_cast<FusedCpuKernel::Strided>(dlsym(m->handle, (base + "_strided").c_str()));
       // Absent for regions that do not stream (small-argument blocks).
       k->stream = reinterpret_cast<FusedCpuKernel::Contig>(dlsym(m->handle, (base + "_stream").c_str()));
+      k->rows = reinterpret_cast<FusedCpuKernel::Contig>(dlsym(m->handle, (base + "_rows").c_str()));
       k->input_dtypes = job.dtypes[i];
       k->module = m;
       if (k->contig && k->strided) static_cast<const Fused&>(*job.fused[i]).set_cpu_kernel(k);
@@ -426,6 +428,16 @@ uint64_t prepare_cpu_kernels(const Graph& g) {
   std::vector<EmitRegion> regions;
   std::vector<std::shared_ptr<const Primitive>> owners;
   for (const auto& s : g.steps) {
+    if (s.primitive->id() == PrimitiveId::FusedReduce && s.stream.device == Device::cpu) {
+      for (const auto& st : static_cast<const FusedReduce&>(*s.primitive).stages()) {
+        if (!st.program || st.program->ops().size() > kMaxGeneratedOps) continue;
+        EmitRegion r{st.program.get(), st.arg_dtypes, false, {}, {}};
+        if (st.kind == RowStage::Kind::map) r.row_scalar = st.row_scalar;
+        regions.push_back(std::move(r));
+        owners.push_back(st.program);
+      }
+      continue;
+    }
     if (s.primitive->id() != PrimitiveId::Fused || s.stream.device != Device::cpu) continue;
     size_t n_ops = static_cast<const Fused&>(*s.primitive).ops().size();
     if (n_ops > kMaxGeneratedOps) {
@@ -436,7 +448,7 @@ uint64_t prepare_cpu_kernels(const Graph& g) {
                      n_ops, kMaxGeneratedOps);
       continue;
     }
-    EmitRegion r{static_cast<const Fused*>(s.primitive.get()), {}, false, {}};
+    EmitRegion r{static_cast<const Fused*>(s.primitive.get()), {}, false, {}, {}};
     for (const auto& in : s.inputs) r.input_dtypes.push_back(in.dtype());
     regions.push_back(std::move(r));
     owners.push_back(s.primitive);

@@ -89,7 +89,7 @@ bool env_flag(const char* name) {
 namespace compiler {
 
 EmitRegion gpu_region(const Step& s) {
-  EmitRegion r{static_cast<const Fused*>(s.primitive.get()), {}, false, {}};
+  EmitRegion r{static_cast<const Fused*>(s.primitive.get()), {}, false, {}, {}};
   for (const auto& in : s.inputs) {
     r.input_dtypes.push_back(in.dtype());
     r.broadcast = r.broadcast || (in.size() > 1 && in.shape() != s.outputs[0].shape());

@@ -9,6 +9,8 @@
 #include "compile/simplify.h"
 #include "nuvec/ops/ops.h"
 #include "nuvec/primitives/params.h"
+#include "nuvec/primitives/reduce.h"
+#include "ops/builder.h"
 
 namespace nuvec::compiler {
 
@@ -80,7 +82,42 @@ size_t cse_hash(const Step& s, const Arrays& ins) {
 
 SimplifyStats last_simplify_stats() { return stats; }
 
-Graph simplify(Graph g) {
+// NumberOf at the trace's shapes (a shaped trace): the count as a
+// constant, computed as the eager kernel does (in double, then cast), so
+// that reading a shape no longer counts as a use of the value (which would
+// keep `square(x)` in `mean(square(x))` out of the reduction's region).
+static Array count_constant(const NumberOf& p, const Array& in) {
+  double n = 1;
+  for (int a : p.axes()) n *= in.shape()[a];
+  Array c = ops::astype(nuvec::array(n, float64), p.dtype());
+  c.eval();
+  return c;
+}
+
+// An element-wise CPU step of one value whose inputs are all constants
+// (such as 1 / n in a mean): its value, computed now by the same kernel a
+// replay would run, so that fused kernels take it as a literal.
+static std::optional<Array> fold_scalar(const Step& s, const Arrays& ins,
+                                        const std::unordered_set<const void*>& produced) {
+  PrimitiveKind k = primitive_kind(s.primitive->id());
+  bool elementwise = k == PrimitiveKind::unary || k == PrimitiveKind::binary ||
+                     s.primitive->id() == PrimitiveId::AsType;
+  if (!elementwise || s.outputs.size() != 1 || !s.output_alive[0] || s.outputs[0].size() != 1 ||
+      s.stream.device != Device::cpu || ins.empty())
+    return std::nullopt;
+  for (const auto& in : ins)
+    if (produced.count(in.id()) || in.is_failed()) return std::nullopt;
+  Arrays r = ops::impl::build(s.primitive, ins, s.stream, s.op_name, s.loc);
+  if (r.size() != 1 || r[0].is_failed()) return std::nullopt;
+  try {
+    r[0].eval();
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  return r[0];
+}
+
+Graph simplify(Graph g, bool shapeless) {
   stats = {};
   std::unordered_set<const void*> produced;
   for (const auto& p : g.placeholders) produced.insert(p.id());
@@ -106,11 +143,24 @@ Graph simplify(Graph g) {
     return sit->second;
   };
 
+  // Constants made here live as long as the graph may refer to them (ids
+  // are addresses: a freed one could be reused by a later array).
+  std::vector<Array> made;
   std::unordered_multimap<size_t, size_t> seen;  // cse hash -> index in kept
   std::vector<Step> kept;
   for (auto& s : g.steps) {
     Arrays ins;
     for (const auto& in : s.inputs) ins.push_back(resolve(in));
+    if (!shapeless && s.primitive->id() == PrimitiveId::NumberOf && s.output_alive[0]) {
+      made.push_back(count_constant(static_cast<const NumberOf&>(*s.primitive), ins[0]));
+      canon.emplace(s.outputs[0].id(), resolve(made.back()));
+      continue;
+    }
+    if (auto c = fold_scalar(s, ins, produced)) {
+      made.push_back(*c);
+      canon.emplace(s.outputs[0].id(), resolve(made.back()));
+      continue;
+    }
     if (is_identity(s, ins)) {
       ++stats.identities;
       canon.emplace(s.outputs[0].id(), ins[0]);
@@ -158,7 +208,7 @@ Graph simplify(Graph g) {
   g.steps.clear();
   for (size_t i = 0; i < kept.size(); ++i)
     if (keep[i]) g.steps.push_back(std::move(kept[i]));
-  return fuse(std::move(g), stats);
+  return fuse_rows(fuse(std::move(g), stats), stats, shapeless);
 }
 
 }  // namespace nuvec::compiler

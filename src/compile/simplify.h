@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,7 @@ struct SimplifyStats {
   int dead = 0;
   int fused_kernels = 0;  // Fused steps made
   int fused_ops = 0;      // element-wise steps they replaced
+  int fused_reductions = 0;  // FusedReduce steps made
 };
 
 /// The graph as text and Graphviz DOT (Compiled::graph).
@@ -63,6 +65,19 @@ GraphReport describe(const Graph& g);
 
 /// Replaces connected element-wise steps of one shape by Fused steps.
 Graph fuse(Graph g, SimplifyStats& stats);
+
+/// Whether a step is one element-wise operation (unary, binary, select, a
+/// cast) with its one output used: what fusion joins.
+bool elementwise(const Step& s);
+
+/// The bits of a constant of the trace that holds one value (0-d, or a
+/// scalar read through zero strides): generated kernels take it as a literal.
+std::optional<uint64_t> literal_bits(const Array& a);
+
+/// Replaces regions of element-wise steps, reductions over the trailing
+/// axes of one shape and element-wise work after them along the same rows
+/// by FusedReduce steps (CPU steps of shaped traces).
+Graph fuse_rows(Graph g, SimplifyStats& stats, bool shapeless);
 
 /// `name` with static storage duration (one copy per distinct name): the
 /// op names of steps made while compiling.

@@ -8,7 +8,7 @@
 
 namespace nuvec::compiler {
 
-Graph simplify(Graph g);
+Graph simplify(Graph g, bool shapeless);
 Graph plan_replay(Graph g);
 
 Graph trace(const Arrays& inputs, bool shapeless, const std::function<Arrays(const Arrays&)>& f) {
@@ -44,7 +44,7 @@ Graph trace(const Arrays& inputs, bool shapeless, const std::function<Arrays(con
                        e.node->op_name, e.node->loc, e.node->stream});
   }
   g.outputs = std::move(outs);
-  return plan_replay(simplify(std::move(g)));
+  return plan_replay(simplify(std::move(g), shapeless));
 }
 
 // Numbers the values replay computes (Graph::input_slots), so that a replay

@@ -2,7 +2,7 @@
 // (compile_property_test.cpp on the CPU, gpu_compile_test.cpp on the GPU):
 // every unary and binary op, casts, select, scalar constants and several
 // outputs, over random shapes, layouts (broadcast, transposed, strided) and
-// dtypes.
+// dtypes; optionally reductions over trailing axes among them.
 #pragma once
 
 #include <chrono>
@@ -39,9 +39,24 @@ inline const std::vector<std::pair<const char*, Binary>>& binary_ops() {
 }
 
 
+// The reductions programs use: over axes `from`.. (trailing), keeping them.
+inline const char* const kReduceNames[] = {"sum", "max", "min", "prod", "mean", "all"};
+inline Array reduce_op(int fn, const Array& x, int from) {
+  std::vector<int> axes;
+  for (int d = from; d < x.ndim(); ++d) axes.push_back(d);
+  switch (fn) {
+    case 0: return ops::sum(x, axes, true);
+    case 1: return ops::max(x, axes, true);
+    case 2: return ops::min(x, axes, true);
+    case 3: return ops::prod(x, axes, true);
+    case 4: return ops::mean(x, axes, true);
+    default: return ops::all(x, axes, true);
+  }
+}
+
 // One step of a program: an op on earlier values (or a scalar constant).
 struct Op {
-  enum Kind { unary, binary, scalar_left, scalar_right, cast, select } kind;
+  enum Kind { unary, binary, scalar_left, scalar_right, cast, select, reduce } kind;
   int fn = 0;
   int a = 0, b = 0, c = 0;
   double scalar = 0;
@@ -62,6 +77,7 @@ inline Array apply_op(const Op& op, const std::vector<Array>& v) {
     case Op::scalar_left: return binary_ops()[op.fn].second(op.scalar, v[op.a]);
     case Op::scalar_right: return binary_ops()[op.fn].second(v[op.a], op.scalar);
     case Op::cast: return ops::astype(v[op.a], op.dtype);
+    case Op::reduce: return reduce_op(op.fn, v[op.a], op.b);
     default: return ops::where(v[op.c], v[op.a], v[op.b]);
   }
 }
@@ -107,7 +123,7 @@ inline Array input(std::mt19937& rng, const Shape& shape, DType dtype, int seed)
 
 // A random program on `inputs`; each step is kept only if it is valid for
 // its operands' dtypes (checked by building it eagerly).
-inline Program program(std::mt19937& rng, const std::vector<Array>& inputs) {
+inline Program program(std::mt19937& rng, const std::vector<Array>& inputs, bool reductions = false) {
   Program p;
   p.inputs = static_cast<int>(inputs.size());
   std::vector<Array> v(inputs.begin(), inputs.end());
@@ -119,7 +135,7 @@ inline Program program(std::mt19937& rng, const std::vector<Array>& inputs) {
     op.a = static_cast<int>(rng() % n);
     op.b = static_cast<int>(rng() % n);
     op.c = static_cast<int>(rng() % n);
-    switch (rng() % 8) {
+    switch (reductions && rng() % 4 == 0 ? 8u : rng() % 8) {
       case 0: case 1: case 2:
         op.kind = Op::unary;
         op.fn = static_cast<int>(rng() % unary_ops().size());
@@ -138,6 +154,12 @@ inline Program program(std::mt19937& rng, const std::vector<Array>& inputs) {
         op.kind = Op::cast;
         op.dtype = kDtypes[rng() % std::size(kDtypes)];
         break;
+      case 8:
+        op.kind = Op::reduce;
+        op.fn = static_cast<int>(rng() % std::size(kReduceNames));
+        if (v[op.a].ndim() == 0) continue;
+        op.b = static_cast<int>(rng() % v[op.a].ndim());
+        break;
       default:
         op.kind = Op::select;
         if (!(v[op.c].dtype() == bool_)) continue;
@@ -153,6 +175,7 @@ inline Program program(std::mt19937& rng, const std::vector<Array>& inputs) {
       case Op::scalar_left: text << binary_ops()[op.fn].first << "(" << op.scalar << ",v" << op.a << ")"; break;
       case Op::scalar_right: text << binary_ops()[op.fn].first << "(v" << op.a << "," << op.scalar << ")"; break;
       case Op::cast: text << "astype(v" << op.a << "," << op.dtype << ")"; break;
+      case Op::reduce: text << kReduceNames[op.fn] << "(v" << op.a << "," << op.b << "..)"; break;
       default: text << "where(v" << op.c << ",v" << op.a << ",v" << op.b << ")";
     }
   }
@@ -168,14 +191,17 @@ struct Case {
   std::vector<Array> inputs;
 };
 
-inline Case random_case(std::mt19937& rng, int seed) {
+// With `reductions`, programs also reduce over trailing axes (and shapes
+// are larger, so that rows run past the reductions' groups of 16).
+inline Case random_case(std::mt19937& rng, int seed, bool reductions = false) {
   Shape shape;
-  for (int r = static_cast<int>(rng() % 4); r > 0; --r) shape.push_back(1 + static_cast<int>(rng() % 6));
+  for (int r = static_cast<int>(rng() % 4); r > 0; --r)
+    shape.push_back(1 + static_cast<int>(rng() % (reductions ? 40 : 6)));
   Case c;
   int n_in = 1 + static_cast<int>(rng() % 3);
   for (int i = 0; i < n_in; ++i)
     c.inputs.push_back(input(rng, shape, kDtypes[rng() % std::size(kDtypes)], seed * 7 + i));
-  c.program = program(rng, c.inputs);
+  c.program = program(rng, c.inputs, reductions);
   return c;
 }
 
@@ -215,11 +241,11 @@ struct Batch {
   }
 };
 
-inline Batch batch(uint32_t seed, int count, int first_input_seed) {
+inline Batch batch(uint32_t seed, int count, int first_input_seed, bool reductions = false) {
   std::mt19937 rng(seed);
   Batch b;
   for (int i = 0; i < count; ++i) {
-    b.cases.push_back(random_case(rng, first_input_seed + i));
+    b.cases.push_back(random_case(rng, first_input_seed + i, reductions));
     for (const auto& in : b.cases.back().inputs) b.inputs.push_back(in);
     b.text += "\ncase " + std::to_string(i) + ":" + b.cases.back().program.text;
   }

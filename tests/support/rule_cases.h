@@ -253,6 +253,7 @@ NUVEC_RULE_CASE(CrossEntropyGrad)
 NUVEC_RULE_CASE(AttentionGrad)
 NUVEC_RULE_CASE(Placeholder)
 NUVEC_RULE_CASE(Fused)
+NUVEC_RULE_CASE(FusedReduce)
 #undef NUVEC_RULE_CASE
 
 }  // namespace nuvec::rulecases

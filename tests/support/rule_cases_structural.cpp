@@ -471,3 +471,24 @@ RuleCase Case<PrimitiveId::Fused>::make(std::mt19937&) {
 }
 
 }  // namespace nuvec::rulecases
+
+namespace nuvec::rulecases {
+
+RuleCase Case<PrimitiveId::FusedReduce>::make(std::mt19937&) {
+  // A FusedReduce node exists only in compile's replays: the probe applies
+  // the primitive of a hand-written softmax over rows (one region) to its
+  // input.
+  auto compiled = compile_flat([](const Arrays& in) {
+    Array e = ops::exp(in[0] - ops::max(in[0], {-1}, true));
+    return Arrays{e / ops::sum(e, {-1}, true)};
+  });
+  Array r = compiled(Arrays{ops::ones({2, 3}, float64)})[0];
+  std::shared_ptr<const Primitive> fused = r.desc()->node->primitive;
+  return {{probe("fused softmax over rows",
+                 [fused](const Arrays& in) {
+                   return ops::impl::build(fused, in, {}, "fused rows", Location::none());
+                 },
+                 {{2, 3}})}};
+}
+
+}  // namespace nuvec::rulecases

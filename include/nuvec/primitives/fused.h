@@ -43,6 +43,10 @@ struct FusedCpuKernel {
   Contig contig = nullptr;
   Strided strided = nullptr;
   Contig stream = nullptr;  // as contig, with non-temporal stores; may be absent
+  // A row of a FusedReduce stage (FusedReduce.h): the inputs that hold one
+  // value per row (RowStage::row_scalar) read at [0], the others dense; absent
+  // for regions without such inputs.
+  Contig rows = nullptr;
   std::vector<DType> input_dtypes;     // what the kernel was generated for
   std::shared_ptr<const void> module;  // keeps the shared object loaded
 };

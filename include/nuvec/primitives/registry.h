@@ -125,7 +125,8 @@
   X(CrossEntropyGrad, other)      \
   X(AttentionGrad, other)         \
   X(Placeholder, other)           \
-  X(Fused, other)
+  X(Fused, other)                 \
+  X(FusedReduce, other)
 
 namespace nuvec {
 

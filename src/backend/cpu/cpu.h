@@ -11,6 +11,7 @@
 #include "nuvec/primitives/custom.h"
 #include "nuvec/primitives/fast.h"
 #include "nuvec/primitives/fused.h"
+#include "nuvec/primitives/fused_reduce.h"
 #include "nuvec/primitives/elementwise.h"
 #include "nuvec/primitives/indexing.h"
 #include "nuvec/primitives/linalg.h"
@@ -68,6 +69,7 @@ void eval(const CrossEntropyGrad& p, const Arrays& in, Arrays& out);
 void eval(const AttentionGrad& p, const Arrays& in, Arrays& out);
 void eval(const Placeholder& p, const Arrays& in, Arrays& out);
 void eval(const Fused& p, const Arrays& in, Arrays& out);
+void eval(const FusedReduce& p, const Arrays& in, Arrays& out);
 
 /// Typed pointer to the first element of an available CPU array.
 template <class T>
