@@ -33,10 +33,10 @@ bool built_with_cuda() {
 
 // Compiled on the GPU (generated kernels, or op by op with jit off) equals
 // the eager GPU kernels bit for bit.
-void gpu_cases(uint32_t seed, int count, jit::Mode mode) {
+void gpu_cases(uint32_t seed, int count, jit::Mode mode, bool reductions = false) {
   jit::Mode saved = jit::mode();
   jit::set_mode(mode);
-  Batch b = batch(seed, count, 2000);
+  Batch b = batch(seed, count, 2000, reductions);
   SCOPED_TRACE("seed " + std::to_string(seed) + b.text);
   with_stream(Device::gpu, [&] {
     auto eager = b.f()(b.inputs);
@@ -97,6 +97,15 @@ TEST(GpuCompile, GeneratedKernelsEqualEager) {
 TEST(GpuCompile, OpByOpEqualsEager) {
   NUVEC_GPU_REQUIRED();
   gpu_cases(31, 12, jit::Mode::off);
+}
+
+// With reductions over trailing axes among the steps: row regions
+// (FusedReduce) through their generated row kernels and member by member.
+TEST(GpuCompile, RowRegionsEqualEager) {
+  NUVEC_GPU_REQUIRED();
+  for (uint32_t s : {41u, 42u, 43u}) gpu_cases(s, 12, jit::Mode::sync, true);
+  gpu_cases(daily_seed() * 7 + 3, 12, jit::Mode::sync, true);
+  gpu_cases(44, 12, jit::Mode::off, true);
 }
 
 // The layouts the launcher chooses between: dense, a runtime single value

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "nuvec/primitives/fused.h"
+#include "nuvec/primitives/fused_reduce.h"
 
 namespace nuvec::compiler {
 
@@ -120,6 +121,12 @@ struct CudaParams {
   std::vector<GpuTable> tables;
 };
 CudaParams cuda_params(const EmitRegion& r);
+
+/// The CUDA kernel `nuvec_rows_<index>` of a FusedReduce step
+/// (emit_cuda_rows.cpp; FusedRowsGpuKernel gives its parameters) and the
+/// inputs it takes (those some stage reads other than as a literal).
+std::string emit_cuda_rows_kernel(const FusedReduce& f, int index);
+std::vector<int> cuda_rows_params(const FusedReduce& f);
 
 /// What goes before the functor headers in a source NVRTC compiles.
 const char* cuda_prelude();

@@ -10,6 +10,7 @@
 // region is kept when it holds a reduction and element-wise work.
 #include <algorithm>
 #include <map>
+#include <utility>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -23,7 +24,10 @@ namespace {
 struct RowKey {
   Shape shape;
   int split;
+  Device device;
   bool operator<(const RowKey& o) const {
+    if (device != o.device)
+      return std::make_pair(device.type, device.index) < std::make_pair(o.device.type, o.device.index);
     return split != o.split ? split < o.split : shape < o.shape;
   }
 };
@@ -33,8 +37,7 @@ enum class Role { none, full, scalar, reduce };
 // The row shape a Reduce step works on, when its axes are the trailing
 // ones of its input and its rows hold more than one element.
 std::optional<RowKey> key_of(const Step& s) {
-  if (s.primitive->id() != PrimitiveId::Reduce || !s.output_alive[0] || s.stream.device != Device::cpu)
-    return std::nullopt;
+  if (s.primitive->id() != PrimitiveId::Reduce || !s.output_alive[0]) return std::nullopt;
   const auto& axes = static_cast<const Reduce&>(*s.primitive).axes();
   const Shape& in = s.inputs[0].shape();
   const int n = static_cast<int>(in.size());
@@ -45,11 +48,11 @@ std::optional<RowKey> key_of(const Step& s) {
   int64_t row = 1;
   for (int d = split; d < n; ++d) row *= in[d];
   if (row <= 1 || shape_size(in) == 0) return std::nullopt;
-  return RowKey{in, split};
+  return RowKey{in, split, s.stream.device};
 }
 
 Role role(const Step& s, const RowKey& key, const Shape& reduced) {
-  if (s.stream.device != Device::cpu) return Role::none;
+  if (s.stream.device != key.device) return Role::none;
   if (s.primitive->id() == PrimitiveId::Reduce) {
     auto k = key_of(s);
     return k && k->shape == key.shape && k->split == key.split ? Role::reduce : Role::none;

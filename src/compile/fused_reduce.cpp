@@ -214,6 +214,16 @@ void FusedReduce::print_params(std::ostream& os) const {
   os << stages_.size() << " stages over rows of " << shape_ << " from axis " << split_;
 }
 
+std::shared_ptr<const FusedRowsGpuKernel> FusedReduce::gpu_kernel() const {
+  std::lock_guard<std::mutex> lock(slot_->mu);
+  return slot_->gpu;
+}
+
+void FusedReduce::set_gpu_kernel(std::shared_ptr<const FusedRowsGpuKernel> k) const {
+  std::lock_guard<std::mutex> lock(slot_->mu);
+  slot_->gpu = std::move(k);
+}
+
 Arrays FusedReduce::expand(const Arrays& inputs) const {
   Arrays values(inputs.begin(), inputs.end());
   for (const auto& m : members_) {

@@ -17,6 +17,7 @@
 #include "compile/jit.h"
 #include "compile/jit_embed.h"
 #include "nuvec/compile.h"
+#include "nuvec/primitives/fused_reduce.h"
 
 namespace nuvec {
 
@@ -139,11 +140,15 @@ std::shared_ptr<const GpuModule> gpu_module(const std::string& program, const ba
 void prepare_gpu_kernels(const Graph& g) {
   if (jit::mode() == jit::Mode::off) return;
   std::vector<EmitRegion> regions;
+  std::vector<const FusedReduce*> row_regions;
   for (const auto& s : g.steps) {
-    if (s.primitive->id() != PrimitiveId::Fused || s.stream.device != Device::gpu) continue;
+    if (s.stream.device != Device::gpu) continue;
+    if (s.primitive->id() == PrimitiveId::FusedReduce)
+      row_regions.push_back(static_cast<const FusedReduce*>(s.primitive.get()));
+    if (s.primitive->id() != PrimitiveId::Fused) continue;
     regions.push_back(gpu_region(s));
   }
-  if (regions.empty()) return;
+  if (regions.empty() && row_regions.empty()) return;
   backend::GpuTarget t = backend::gpu_target();
   if (t.arch.empty()) return;  // no GPU: nothing will run there
   // Two programs: the contiguous kernels now, the strided ones when a
@@ -154,6 +159,8 @@ void prepare_gpu_kernels(const Graph& g) {
     program += emit_cuda_kernel(regions[i], static_cast<int>(i), CudaVariant::contig);
     strided_program += emit_cuda_kernel(regions[i], static_cast<int>(i), CudaVariant::strided);
   }
+  for (size_t i = 0; i < row_regions.size(); ++i)
+    program += emit_cuda_rows_kernel(*row_regions[i], static_cast<int>(i));
   std::string error;
   auto m = gpu_module(program, t, error);
   if (!m) {
@@ -193,6 +200,13 @@ void prepare_gpu_kernels(const Graph& g) {
       k->tables.push_back({"nuvec_table_" + std::to_string(i) + "_" + std::to_string(t),
                            value_dtype(r, c.tables[t].value).size()});
     r.fused->set_gpu_kernel(std::move(k));
+  }
+  for (size_t i = 0; i < row_regions.size(); ++i) {
+    auto k = std::make_shared<FusedRowsGpuKernel>();
+    k->module = m;
+    k->name = "nuvec_rows_" + std::to_string(i);
+    k->params = cuda_rows_params(*row_regions[i]);
+    row_regions[i]->set_gpu_kernel(std::move(k));
   }
 }
 

@@ -4,6 +4,7 @@
 #include "binary.h"
 #include "cast.h"
 #include "fastdiv.h"
+#include "gpu_rows.h"
 #include "pairs.h"
 #include "stream.h"
 #include "unary.h"

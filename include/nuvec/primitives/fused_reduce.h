@@ -7,6 +7,8 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
+#include <string>
 #include <vector>
 
 #include "nuvec/primitives/fused.h"
@@ -40,6 +42,18 @@ struct RowStage {
   Reduce::Type type = Reduce::Type::sum;  // reduce
 };
 
+/// The generated GPU kernel of a region (src/compile/jit_cuda.cpp): one
+/// block per row, every stage in one launch. Parameters: the inputs
+/// `params` (pointers), the outputs, the row count, the row length, then
+/// NvRowLayout {rs[params], cs[params]} (64-bit integers).
+struct FusedRowsGpuKernel {
+  std::shared_ptr<const GpuModule> module;
+  std::string name;
+  std::vector<int> params;
+  mutable std::mutex mu;  // guards fn
+  mutable const void* fn = nullptr;
+};
+
 class FusedReduce : public PrimitiveBase<PrimitiveId::FusedReduce> {
  public:
   /// `shape` is S; the reductions are over its axes `split`..end. Values:
@@ -70,6 +84,10 @@ class FusedReduce : public PrimitiveBase<PrimitiveId::FusedReduce> {
   void print_params(std::ostream& os) const override;
   /// The region as ordinary nodes (transforms use it).
   Arrays expand(const Arrays& inputs) const;
+  /// The generated GPU kernel once compile built it (null: the CUDA
+  /// backend runs the members one by one).
+  std::shared_ptr<const FusedRowsGpuKernel> gpu_kernel() const;
+  void set_gpu_kernel(std::shared_ptr<const FusedRowsGpuKernel> k) const;
 
  private:
   void plan();
@@ -86,6 +104,11 @@ class FusedReduce : public PrimitiveBase<PrimitiveId::FusedReduce> {
   std::vector<int> maker_;     // per value: the member that makes it (-1: an input)
   std::vector<int> first_;     // per member
   std::vector<RowStage> stages_;
+  struct Slot {
+    std::mutex mu;
+    std::shared_ptr<const FusedRowsGpuKernel> gpu;
+  };
+  std::shared_ptr<Slot> slot_ = std::make_shared<Slot>();
 };
 
 }  // namespace nuvec

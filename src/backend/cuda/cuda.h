@@ -12,6 +12,7 @@
 #include "nuvec/core/graph.h"
 #include "nuvec/primitives/cuda_kernel.h"
 #include "nuvec/primitives/fused.h"
+#include "nuvec/primitives/fused_reduce.h"
 #include "nuvec/primitives/linalg.h"
 #include "nuvec/primitives/random.h"
 #include "nuvec/primitives/reduce.h"
@@ -98,6 +99,12 @@ Array device_array(const Array& a, void* stream, Stream s);
 /// element-wise kernel per operation (fused.cpp).
 void launch_fused(const Fused& p, const std::vector<Array>& in, std::vector<Array>& out, void* stream,
                   Stream s);
+
+/// A fused reduction over rows (fused_reduce.cpp): the generated row kernel
+/// when compile built it and the inputs allow it, else its members one by
+/// one through the eager kernels. Inputs as given (uploaded here).
+void launch_fused_reduce(const FusedReduce& p, const std::vector<Array>& in, std::vector<Array>& out,
+                         void* stream, Stream s);
 
 /// The 16-bit patterns in order, into `out` (65536 2-byte words): the
 /// inputs of the kernels that write fused regions' lookup tables (table.cu).

@@ -1,8 +1,9 @@
 // Reductions on the GPU: one block per output element (grid-stride over
-// outputs), each thread folding a strided part of its row, then a fixed
-// tree (warp shuffles, then the warps' results). The arithmetic depends only on the row's length,
-// so results are the same run to run (no atomics); they are not the CPU's
-// bits for floating sums and products (another order of additions).
+// outputs), in the fixed order of kernels/gpu_rows.h (four accumulators a
+// thread, warp shuffles, then the warps' results). The arithmetic depends
+// only on the row's length, never on its layout, so results are the same
+// run to run (no atomics) and equal compile's row kernels; they are not the
+// CPU's bits for floating sums and products (another order of additions).
 #include <cuda_runtime.h>
 
 #include <cstring>
@@ -45,67 +46,45 @@ __device__ __forceinline__ int64_t offset_in(const Dims& d, int64_t i) {
   return off;
 }
 
-template <RT type, class A>
-__device__ __forceinline__ A combine(A a, A b) {
-  return backend::reduce_combine<type, A>(a, b);
-}
-
-// `v` of lane (this lane + offset), moved as a 64-bit word.
-template <class A>
-__device__ __forceinline__ A shuffle_down(const A& v, int offset) {
-  static_assert(sizeof(A) <= 8, "accumulators of at most 8 bytes");
-  unsigned long long bits = 0;
-  memcpy(&bits, &v, sizeof(A));
-  bits = __shfl_down_sync(0xffffffffu, bits, offset);
-  A r;
-  memcpy(&r, &bits, sizeof(A));
-  return r;
-}
-
-// Folds the warp's (acc, have) pairs into lane 0's, in a fixed order.
-template <RT type, class A>
-__device__ __forceinline__ void warp_fold(A& acc, bool& have) {
-  for (int offset = 16; offset > 0; offset >>= 1) {
-    A other = shuffle_down(acc, offset);
-    bool other_have = __shfl_down_sync(0xffffffffu, have, offset);
-    if (other_have) acc = have ? combine<type, A>(acc, other) : other;
-    have = have || other_have;
+// The combining step as the functor kernels::rows takes.
+template <RT type>
+struct Combine {
+  template <class A>
+  __device__ __forceinline__ A operator()(A a, A b) const {
+    return backend::reduce_combine<type, A>(a, b);
   }
-}
+};
 
 template <class T>
 struct alignas(sizeof(T) * 4) Pack4 {
   T v[4];
 };
 
+// One block per row, the elements in kernels::rows' fixed order (so a
+// transposed view, a dense copy and compile's row kernels give the same
+// bits).
 template <RT type, class In, class A, class Out>
 __global__ void reduce_kernel(const In* x, Out* o, int64_t outputs, ReduceLayout l) {
+  namespace rows = kernels::rows;
+  static_assert(rows::kThreads == kThreads);
   __shared__ A values[kThreads / 32];
   __shared__ bool valid[kThreads / 32];
   const int t = threadIdx.x;
+  const Combine<type> c;
   for (int64_t r = blockIdx.x; r < outputs; r += gridDim.x) {
     int64_t base = l.offset + offset_in(l.kept, r);
-    A acc = A();
-    bool have = false;
+    rows::Acc4<A> part;
     const In* row = x + base;
+    constexpr int64_t step = rows::kStride;
+    int64_t j = rows::kPack * t;
     if (l.reduced.n == 1 && l.reduced.strides[0] == 1 && l.row % 4 == 0 &&
         reinterpret_cast<uintptr_t>(row) % sizeof(Pack4<In>) == 0) {
-      // A contiguous row: packs of four consecutive elements into four
-      // accumulators, combined in a fixed order.
-      A part[4];
+      // A dense row of whole packs: 16-byte loads, eight then four packs
+      // in flight before they are folded, in the plain loop's order.
       auto fold = [&](const Pack4<In>& p) {
 #pragma unroll
-        for (int k = 0; k < 4; ++k) {
-          A e = kernels::Cast<A>{}(p.v[k]);
-          part[k] = have ? combine<type, A>(part[k], e) : e;
-        }
-        have = true;
+        for (int k = 0; k < 4; ++k) part.add(k, kernels::Cast<A>{}(p.v[k]), c);
       };
-      constexpr int64_t step = 4 * kThreads;
-      int64_t j = 4 * t;
-      // Eight, then four packs loaded before they are folded (loads in
-      // flight), folded in the order of the plain loop below: the same
-      // arithmetic.
       for (; j + 7 * step < l.row; j += 8 * step) {
         Pack4<In> p[8];
 #pragma unroll
@@ -114,38 +93,27 @@ __global__ void reduce_kernel(const In* x, Out* o, int64_t outputs, ReduceLayout
         for (int k = 0; k < 8; ++k) fold(p[k]);
       }
       for (; j + 3 * step < l.row; j += 4 * step) {
-        Pack4<In> p0 = *reinterpret_cast<const Pack4<In>*>(row + j);
-        Pack4<In> p1 = *reinterpret_cast<const Pack4<In>*>(row + j + step);
-        Pack4<In> p2 = *reinterpret_cast<const Pack4<In>*>(row + j + 2 * step);
-        Pack4<In> p3 = *reinterpret_cast<const Pack4<In>*>(row + j + 3 * step);
-        fold(p0);
-        fold(p1);
-        fold(p2);
-        fold(p3);
+        Pack4<In> p[4];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) p[k] = *reinterpret_cast<const Pack4<In>*>(row + j + k * step);
+#pragma unroll
+        for (int k = 0; k < 4; ++k) fold(p[k]);
       }
       for (; j < l.row; j += step) fold(*reinterpret_cast<const Pack4<In>*>(row + j));
-      if (have) acc = combine<type, A>(combine<type, A>(part[0], part[1]), combine<type, A>(part[2], part[3]));
     } else {
-      for (int64_t j = t; j < l.row; j += kThreads) {
-        A e = kernels::Cast<A>{}(row[offset_in(l.reduced, j)]);
-        acc = have ? combine<type, A>(acc, e) : e;
-        have = true;
-      }
+      const bool dense = l.reduced.n == 1;
+      const int64_t st = l.reduced.strides[0];
+      for (; j < l.row; j += step)
+#pragma unroll
+        for (int k = 0; k < 4; ++k)
+          if (j + k < l.row)
+            part.add(k, kernels::Cast<A>{}(row[dense ? (j + k) * st : offset_in(l.reduced, j + k)]), c);
     }
-    // A fixed tree: within each warp by shuffles, then the warps' results
-    // by the first warp.
-    warp_fold<type>(acc, have);
-    if (t % 32 == 0) {
-      values[t / 32] = acc;
-      valid[t / 32] = have;
-    }
-    __syncthreads();
-    if (t < 32) {
-      have = t < kThreads / 32 && valid[t];
-      acc = have ? values[t] : A();
-      warp_fold<type>(acc, have);
-      if (t == 0) o[r] = kernels::Cast<Out>{}(have ? acc : backend::reduce_empty<type, A>());
-    }
+    A acc;
+    bool have;
+    part.total(acc, have, c);
+    rows::block_fold(acc, have, c, values, valid);
+    if (t == 0) o[r] = kernels::Cast<Out>{}(have ? acc : backend::reduce_empty<type, A>());
     __syncthreads();
   }
 }

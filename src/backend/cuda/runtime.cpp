@@ -420,7 +420,7 @@ void eval(const Primitive& p, const std::vector<Array>& raw_in, std::vector<Arra
   std::vector<Array> in;
   for (size_t k = 0; k < raw_in.size(); ++k) {
     bool by_value = binary && host_scalar(raw_in[k]) && !host_scalar(raw_in[1 - k]);
-    bool later = id == PrimitiveId::Fused;  // launch_fused uploads what it reads
+    bool later = id == PrimitiveId::Fused || id == PrimitiveId::FusedReduce;  // uploaded where read
     in.push_back(by_value || later ? raw_in[k] : on_device(raw_in[k], cs, s));
   }
   switch (primitive_kind(id)) {
@@ -448,6 +448,8 @@ void eval(const Primitive& p, const std::vector<Array>& raw_in, std::vector<Arra
               "copy to the GPU");
       } else if (id == PrimitiveId::Fused) {
         launch_fused(static_cast<const Fused&>(p), in, out, cs, s);
+      } else if (id == PrimitiveId::FusedReduce) {
+        launch_fused_reduce(static_cast<const FusedReduce&>(p), in, out, cs, s);
       } else if (id == PrimitiveId::CudaKernel) {
         launch_cuda_kernel(static_cast<const CudaKernel&>(p), in, out, cs, s);
       } else if (id == PrimitiveId::Select) {

@@ -1,0 +1,178 @@
+// The CUDA kernel of a FusedReduce step (docs/compile.md, "Fusion into
+// reductions"): one block of kernels::rows::kThreads threads per row
+// (grid-stride over rows), the stages in order. A map stage followed by a
+// reduction computes its value at each element of the thread's share of the
+// row in kernels::rows' fixed order and folds it (the Reduce kernel's
+// order, so the same bits); the result goes to every thread through shared
+// memory. Scalars stages run on every thread (the same bits everywhere);
+// the last map stage writes the outputs.
+#include <sstream>
+
+#include "compile/emit_cpp.h"
+#include "nuvec/kernels/types.h"
+#include "nuvec/primitives/fused_reduce.h"
+
+namespace nuvec::compiler {
+
+namespace {
+
+const char* combine_name(Reduce::Type t) {
+  switch (t) {
+    case Reduce::Type::sum: return "Add";
+    case Reduce::Type::prod: return "Multiply";
+    case Reduce::Type::max: return "Maximum";
+    case Reduce::Type::min: return "Minimum";
+    case Reduce::Type::all: return "rows::AllOf";
+    default: return "rows::AnyOf";
+  }
+}
+
+const char* empty_value(Reduce::Type t) {
+  return t == Reduce::Type::prod || t == Reduce::Type::all ? "1" : "0";
+}
+
+// The accumulator dtype (backend::reduce_acc_t): float for 16-bit floats.
+DType acc_dtype(DType out) { return out == float16 || out == bfloat16 ? float32 : out; }
+
+struct Emitter {
+  const FusedReduce& f;
+  std::vector<int> param_of;  // per region input: its parameter index, or -1
+  std::ostringstream os;
+
+  // Region value v as stage input, read at element c of the row.
+  // (A stream, not string concatenation: g++ 12 warns falsely about
+  // those at -O3.)
+  std::string value(int v, bool row_scalar) const {
+    std::ostringstream e;
+    if (v >= f.num_inputs()) {
+      e << 's' << v;
+      return e.str();
+    }
+    const int a = param_of[v];
+    e << 'p' << a << "[row * L.rs[" << a << ']';
+    if (!row_scalar) e << " + c * L.cs[" << a << ']';
+    e << ']';
+    return e.str();
+  }
+
+  // A stage's program at one element (or one row): loads, operations.
+  void body(const RowStage& st, const EmitRegion& r, const char* in) {
+    std::vector<bool> lit = literal_inputs(*st.program);
+    emit_literals(os, r, in);
+    for (size_t k = 0; k < st.args.size(); ++k) {
+      if (lit[k]) continue;
+      bool scalar = st.kind == RowStage::Kind::scalars || st.row_scalar[k];
+      os << in << "const " << cpp_type(st.arg_dtypes[k]) << " v" << k << " = " << value(st.args[k], scalar)
+         << ";\n";
+    }
+    emit_ops(os, r, in, false, true);
+  }
+
+  EmitRegion region(const RowStage& st) const {
+    EmitRegion r{st.program.get(), st.arg_dtypes, false, {}, {}};
+    return r;
+  }
+};
+
+}  // namespace
+
+std::vector<int> cuda_rows_params(const FusedReduce& f) {
+  std::vector<bool> needed(f.num_inputs(), false);
+  for (const auto& st : f.stages()) {
+    if (!st.program) continue;
+    std::vector<bool> lit = literal_inputs(*st.program);
+    for (size_t k = 0; k < st.args.size(); ++k)
+      if (st.args[k] < f.num_inputs() && !lit[k]) needed[st.args[k]] = true;
+  }
+  std::vector<int> params;
+  for (int i = 0; i < f.num_inputs(); ++i)
+    if (needed[i]) params.push_back(i);
+  return params;
+}
+
+std::string emit_cuda_rows_kernel(const FusedReduce& f, int index) {
+  Emitter e{f, std::vector<int>(f.num_inputs(), -1), {}};
+  std::vector<int> params = cuda_rows_params(f);
+  for (size_t a = 0; a < params.size(); ++a) e.param_of[params[a]] = static_cast<int>(a);
+  std::ostringstream& os = e.os;
+  const size_t np = params.empty() ? 1 : params.size();
+  os << "\n// The row kernel of fused reduction " << index << ".\nnamespace nuvec_rows" << index << " {\n"
+     << "using namespace nuvec::kernels;\n"
+     << "struct NvRowLayout { long long rs[" << np << "]; long long cs[" << np << "]; };\n"
+     << "extern \"C\" __global__ void __launch_bounds__(256) nuvec_rows_" << index << "(";
+  for (size_t a = 0; a < params.size(); ++a)
+    os << "const " << cpp_type(f.value_dtype(params[a])) << "* __restrict__ p" << a << ", ";
+  for (size_t j = 0; j < f.outputs().size(); ++j)
+    os << cpp_type(f.value_dtype(f.outputs()[j])) << "* __restrict__ q" << j << ", ";
+  os << "long long R, long long n, NvRowLayout L) {\n"
+     << "  const int t = threadIdx.x;\n";
+  auto output_of = [&](int v) {
+    for (size_t j = 0; j < f.outputs().size(); ++j)
+      if (f.outputs()[j] == v) return static_cast<int>(j);
+    return -1;
+  };
+  const auto& stages = f.stages();
+  for (size_t s = 0; s < stages.size(); ++s)
+    if (stages[s].kind == RowStage::Kind::reduce) {
+      DType acc = acc_dtype(f.value_dtype(stages[s].results[0]));
+      os << "  __shared__ " << cpp_type(acc) << " nv_values" << s << "[rows::kThreads / 32];\n"
+         << "  __shared__ bool nv_valid" << s << "[rows::kThreads / 32];\n"
+         << "  __shared__ " << cpp_type(f.value_dtype(stages[s].results[0])) << " nv_result" << s << ";\n";
+    }
+  os << "  for (long long row = blockIdx.x; row < R; row += gridDim.x) {\n";
+  for (size_t s = 0; s < stages.size(); ++s) {
+    const RowStage& st = stages[s];
+    if (st.kind == RowStage::Kind::scalars) {
+      EmitRegion r = e.region(st);
+      for (int v : st.results) os << "    " << cpp_type(f.value_dtype(v)) << " s" << v << ";\n";
+      os << "    {\n";
+      e.body(st, r, "      ");
+      for (size_t j = 0; j < st.results.size(); ++j) {
+        int v = st.results[j];
+        os << "      s" << v << " = v" << st.program->outputs()[j] << ";\n";
+        if (int o = output_of(v); o >= 0) os << "      if (t == 0) q" << o << "[row] = s" << v << ";\n";
+      }
+      os << "    }\n";
+      continue;
+    }
+    if (st.kind != RowStage::Kind::map) continue;
+    EmitRegion r = e.region(st);
+    const bool reduces = s + 1 < stages.size() && stages[s + 1].kind == RowStage::Kind::reduce;
+    if (!reduces) {  // the outputs at S
+      os << "    for (long long c = t; c < n; c += rows::kThreads) {\n";
+      e.body(st, r, "      ");
+      for (size_t j = 0; j < st.results.size(); ++j)
+        os << "      q" << output_of(st.results[j]) << "[row * n + c] = v" << st.program->outputs()[j] << ";\n";
+      os << "    }\n";
+      continue;
+    }
+    const RowStage& red = stages[s + 1];
+    const int v = red.results[0];
+    const DType out = f.value_dtype(v), acc = acc_dtype(out);
+    const std::string A = cpp_type(acc), O = cpp_type(out);
+    std::string C = combine_name(red.type);
+    C += "{}";
+    os << "    " << O << " s" << v << ";\n    {\n"
+       << "      rows::Acc4<" << A << "> part;\n"
+       << "      for (long long j = rows::kPack * t; j < n; j += rows::kStride) {\n"
+       << "#pragma unroll\n      for (int k = 0; k < rows::kPack; ++k) {\n"
+       << "        const long long c = j + k;\n        if (c >= n) break;\n";
+    e.body(st, r, "        ");
+    os << "        part.add(k, Cast<" << A << ">{}(v" << st.program->outputs()[0] << "), " << C << ");\n"
+       << "      }\n      }\n"
+       << "      " << A << " acc;\n      bool have;\n"
+       << "      part.total(acc, have, " << C << ");\n"
+       << "      rows::block_fold(acc, have, " << C << ", nv_values" << s + 1 << ", nv_valid" << s + 1 << ");\n"
+       << "      if (t == 0) nv_result" << s + 1 << " = Cast<" << O << ">{}(have ? acc : static_cast<" << A << ">("
+       << empty_value(red.type) << "));\n"
+       << "      __syncthreads();\n"
+       << "      s" << v << " = nv_result" << s + 1 << ";\n";
+    if (int o = output_of(v); o >= 0) os << "      if (t == 0) q" << o << "[row] = s" << v << ";\n";
+    os << "      __syncthreads();\n    }\n";
+    ++s;
+  }
+  os << "  }\n}\n}  // namespace nuvec_rows" << index << "\n";
+  return os.str();
+}
+
+}  // namespace nuvec::compiler
