@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "backend/backend.h"
+#include "backend/row_stride.h"
 #include "backend/cpu/cpu.h"
 #include "backend/cpu/reduce_row.h"
 #include "backend/reduce_op.h"
@@ -34,18 +35,7 @@ struct Operand {
   }
 };
 
-// The one stride of axes [lo, hi) of a shape with these strides, walked in
-// row-major order (size-1 axes skipped), when there is one.
-std::optional<int64_t> one_stride(const Shape& shape, const Strides& st, int lo, int hi) {
-  int64_t stride = 0, expect = -1;
-  for (int d = hi - 1; d >= lo; --d) {
-    if (shape[d] == 1) continue;
-    if (expect >= 0 && st[d] != expect) return std::nullopt;
-    if (expect < 0) stride = st[d];
-    expect = st[d] * shape[d];
-  }
-  return stride;
-}
+using backend::one_stride;
 
 // Input `a` as rows of S (split at `k`); a layout whose kept or reduced
 // axes do not collapse to one stride is copied densely first.

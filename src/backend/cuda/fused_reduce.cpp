@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "backend/cuda/cuda.h"
+#include "backend/row_stride.h"
 #include "backend/cuda/module.h"
 #include "nuvec/primitives/fused_reduce.h"
 
@@ -19,17 +20,7 @@ namespace {
 
 constexpr int kRowThreads = 256;  // kernels::rows::kThreads (a device-side constant)
 
-// The one stride of axes [lo, hi) walked in row-major order, if any.
-std::optional<int64_t> one_stride(const Shape& shape, const Strides& st, int lo, int hi) {
-  int64_t stride = 0, expect = -1;
-  for (int d = hi - 1; d >= lo; --d) {
-    if (shape[d] == 1) continue;
-    if (expect >= 0 && st[d] != expect) return std::nullopt;
-    if (expect < 0) stride = st[d];
-    expect = st[d] * shape[d];
-  }
-  return stride;
-}
+using backend::one_stride;
 
 const char* at(const Array& a) {
   return static_cast<const char*>(a.desc()->data->ptr) + a.desc()->offset * a.itemsize();
