@@ -6,6 +6,7 @@
 // order, so the same bits); the result goes to every thread through shared
 // memory. Scalars stages run on every thread (the same bits everywhere);
 // the last map stage writes the outputs.
+#include <algorithm>
 #include <sstream>
 
 #include "compile/emit_cpp.h"
@@ -38,6 +39,7 @@ struct Emitter {
   const FusedReduce& f;
   std::vector<int> param_of;  // per region input: its parameter index, or -1
   std::ostringstream os;
+  bool packed = false;  // full inputs come from the packs lp<a> (element k)
 
   // Region value v as stage input, read at element c of the row.
   // (A stream, not string concatenation: g++ 12 warns falsely about
@@ -49,6 +51,10 @@ struct Emitter {
       return e.str();
     }
     const int a = param_of[v];
+    if (packed && !row_scalar) {
+      e << "lp" << a << ".v[k]";
+      return e.str();
+    }
     e << 'p' << a << "[row * L.rs[" << a << ']';
     if (!row_scalar) e << " + c * L.cs[" << a << ']';
     e << ']';
@@ -66,6 +72,33 @@ struct Emitter {
          << ";\n";
     }
     emit_ops(os, r, in, false, true);
+  }
+
+  // The parameters stage `st` reads at the row's elements.
+  std::vector<int> full_params(const RowStage& st) const {
+    std::vector<bool> lit = literal_inputs(*st.program);
+    std::vector<int> out;
+    for (size_t k = 0; k < st.args.size(); ++k)
+      if (!lit[k] && !st.row_scalar[k] && st.args[k] < f.num_inputs()) {
+        int a = param_of[st.args[k]];
+        if (std::find(out.begin(), out.end(), a) == out.end()) out.push_back(a);
+      }
+    return out;
+  }
+
+  // The 16-byte-or-less packs of four elements at j of those parameters.
+  void pack_loads(const RowStage& st, const char* in) {
+    for (int a : full_params(st)) {
+      std::string t = cpp_type(f.value_dtype(param_input(a)));
+      os << in << "const NvPack<" << t << "> lp" << a << " = *reinterpret_cast<const NvPack<" << t << ">*>(p" << a
+         << " + row * L.rs[" << a << "] + j);\n";
+    }
+  }
+
+  int param_input(int a) const {
+    for (int i = 0; i < f.num_inputs(); ++i)
+      if (param_of[i] == a) return i;
+    return -1;
   }
 
   EmitRegion region(const RowStage& st) const {
@@ -99,6 +132,7 @@ std::string emit_cuda_rows_kernel(const FusedReduce& f, int index) {
   os << "\n// The row kernel of fused reduction " << index << ".\nnamespace nuvec_rows" << index << " {\n"
      << "using namespace nuvec::kernels;\n"
      << "struct NvRowLayout { long long rs[" << np << "]; long long cs[" << np << "]; };\n"
+     << "template <class T> struct alignas(sizeof(T) * 4) NvPack { T v[4]; };\n"
      << "extern \"C\" __global__ void __launch_bounds__(256) nuvec_rows_" << index << "(";
   for (size_t a = 0; a < params.size(); ++a)
     os << "const " << cpp_type(f.value_dtype(params[a])) << "* __restrict__ p" << a << ", ";
@@ -120,6 +154,26 @@ std::string emit_cuda_rows_kernel(const FusedReduce& f, int index) {
          << "  __shared__ " << cpp_type(f.value_dtype(stages[s].results[0])) << " nv_result" << s << ";\n";
     }
   os << "  for (long long row = blockIdx.x; row < R; row += gridDim.x) {\n";
+  // Whether this row's full inputs and outputs are dense along the row in
+  // aligned packs of four (the same elements in the same order as the
+  // general loops, read and written 4 at a time).
+  os << "    bool packed = n % 4 == 0;\n";
+  {
+    std::vector<int> seen;
+    for (const auto& st : stages)
+      if (st.kind == RowStage::Kind::map)
+        for (int a : e.full_params(st))
+          if (std::find(seen.begin(), seen.end(), a) == seen.end()) {
+            seen.push_back(a);
+            os << "    packed = packed && L.cs[" << a << "] == 1 && reinterpret_cast<unsigned long long>(p" << a
+               << " + row * L.rs[" << a << "]) % sizeof(NvPack<" << cpp_type(f.value_dtype(e.param_input(a)))
+               << ">) == 0;\n";
+          }
+    for (size_t j = 0; j < f.outputs().size(); ++j)
+      if (!f.row_scalar(f.outputs()[j]))
+        os << "    packed = packed && reinterpret_cast<unsigned long long>(q" << j << " + row * n) % sizeof(NvPack<"
+           << cpp_type(f.value_dtype(f.outputs()[j])) << ">) == 0;\n";
+  }
   for (size_t s = 0; s < stages.size(); ++s) {
     const RowStage& st = stages[s];
     if (st.kind == RowStage::Kind::scalars) {
@@ -139,11 +193,27 @@ std::string emit_cuda_rows_kernel(const FusedReduce& f, int index) {
     EmitRegion r = e.region(st);
     const bool reduces = s + 1 < stages.size() && stages[s + 1].kind == RowStage::Kind::reduce;
     if (!reduces) {  // the outputs at S
-      os << "    for (long long c = t; c < n; c += rows::kThreads) {\n";
+      os << "    if (packed) {\n"
+         << "    for (long long j = rows::kPack * t; j < n; j += rows::kStride) {\n";
+      e.pack_loads(st, "      ");
+      for (size_t j = 0; j < st.results.size(); ++j)
+        os << "      NvPack<" << cpp_type(f.value_dtype(st.results[j])) << "> r" << j << ";\n";
+      os << "#pragma unroll\n      for (int k = 0; k < rows::kPack; ++k) {\n";
+      e.packed = true;
+      e.body(st, r, "        ");
+      e.packed = false;
+      for (size_t j = 0; j < st.results.size(); ++j)
+        os << "        r" << j << ".v[k] = v" << st.program->outputs()[j] << ";\n";
+      os << "      }\n";
+      for (size_t j = 0; j < st.results.size(); ++j)
+        os << "      *reinterpret_cast<NvPack<" << cpp_type(f.value_dtype(st.results[j])) << ">*>(q"
+           << output_of(st.results[j]) << " + row * n + j) = r" << j << ";\n";
+      os << "    }\n    } else {\n"
+         << "    for (long long c = t; c < n; c += rows::kThreads) {\n";
       e.body(st, r, "      ");
       for (size_t j = 0; j < st.results.size(); ++j)
         os << "      q" << output_of(st.results[j]) << "[row * n + c] = v" << st.program->outputs()[j] << ";\n";
-      os << "    }\n";
+      os << "    }\n    }\n";
       continue;
     }
     const RowStage& red = stages[s + 1];
@@ -154,12 +224,21 @@ std::string emit_cuda_rows_kernel(const FusedReduce& f, int index) {
     C += "{}";
     os << "    " << O << " s" << v << ";\n    {\n"
        << "      rows::Acc4<" << A << "> part;\n"
+       << "      if (packed) {\n"
+       << "      for (long long j = rows::kPack * t; j < n; j += rows::kStride) {\n";
+    e.pack_loads(st, "        ");
+    os << "#pragma unroll\n      for (int k = 0; k < rows::kPack; ++k) {\n";
+    e.packed = true;
+    e.body(st, r, "        ");
+    e.packed = false;
+    os << "        part.add(k, Cast<" << A << ">{}(v" << st.program->outputs()[0] << "), " << C << ");\n"
+       << "      }\n      }\n      } else {\n"
        << "      for (long long j = rows::kPack * t; j < n; j += rows::kStride) {\n"
        << "#pragma unroll\n      for (int k = 0; k < rows::kPack; ++k) {\n"
        << "        const long long c = j + k;\n        if (c >= n) break;\n";
     e.body(st, r, "        ");
     os << "        part.add(k, Cast<" << A << ">{}(v" << st.program->outputs()[0] << "), " << C << ");\n"
-       << "      }\n      }\n"
+       << "      }\n      }\n      }\n"
        << "      " << A << " acc;\n      bool have;\n"
        << "      part.total(acc, have, " << C << ");\n"
        << "      rows::block_fold(acc, have, " << C << ", nv_values" << s + 1 << ", nv_valid" << s + 1 << ");\n"
