@@ -254,6 +254,11 @@ NUVEC_RULE_CASE(AttentionGrad)
 NUVEC_RULE_CASE(Placeholder)
 NUVEC_RULE_CASE(Fused)
 NUVEC_RULE_CASE(FusedReduce)
+NUVEC_RULE_CASE(Quantize)
+NUVEC_RULE_CASE(Dequantize)
+NUVEC_RULE_CASE(QuantizedMatmul)
+NUVEC_RULE_CASE(GatherMM)
+NUVEC_RULE_CASE(GatherQMM)
 #undef NUVEC_RULE_CASE
 
 }  // namespace nuvec::rulecases

@@ -8,6 +8,7 @@
 #include "nuvec/ops/join.h"
 #include "nuvec/ops/linalg.h"
 #include "nuvec/ops/misc.h"
+#include "nuvec/ops/quantized.h"
 #include "nuvec/ops/reduce.h"
 #include "nuvec/ops/shape.h"
 #include "nuvec/ops/sort.h"

@@ -126,7 +126,12 @@
   X(AttentionGrad, other)         \
   X(Placeholder, other)           \
   X(Fused, other)                 \
-  X(FusedReduce, other)
+  X(FusedReduce, other)           \
+  X(Quantize, other)              \
+  X(Dequantize, other)            \
+  X(QuantizedMatmul, other)       \
+  X(GatherMM, other)              \
+  X(GatherQMM, other)
 
 namespace nuvec {
 

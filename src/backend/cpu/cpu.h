@@ -10,6 +10,7 @@
 #include "nuvec/primitives/cuda_kernel.h"
 #include "nuvec/primitives/custom.h"
 #include "nuvec/primitives/fast.h"
+#include "nuvec/primitives/quantized.h"
 #include "nuvec/primitives/fused.h"
 #include "nuvec/primitives/fused_reduce.h"
 #include "nuvec/primitives/elementwise.h"
@@ -70,6 +71,12 @@ void eval(const AttentionGrad& p, const Arrays& in, Arrays& out);
 void eval(const Placeholder& p, const Arrays& in, Arrays& out);
 void eval(const Fused& p, const Arrays& in, Arrays& out);
 void eval(const FusedReduce& p, const Arrays& in, Arrays& out);
+// Quantization (quantize.cpp, qmm.cpp).
+void eval(const Quantize& p, const Arrays& in, Arrays& out);
+void eval(const Dequantize& p, const Arrays& in, Arrays& out);
+void eval(const QuantizedMatmul& p, const Arrays& in, Arrays& out);
+void eval(const GatherMM& p, const Arrays& in, Arrays& out);
+void eval(const GatherQMM& p, const Arrays& in, Arrays& out);
 
 /// Typed pointer to the first element of an available CPU array.
 template <class T>

@@ -21,6 +21,7 @@
 #include "core/thread_pool.h"
 #include "nuvec/kernels/binary.h"
 #include "nuvec/kernels/cast.h"
+#include "nuvec/ops/quantized.h"
 
 // OpenBLAS's thread switch; absent from other BLAS libraries (then null).
 #pragma weak openblas_set_num_threads
@@ -97,6 +98,59 @@ void gemm_tiled(const MatrixView& va, const MatrixView& vb, int m, int n, int k,
   });
 }
 
+// Products of at most ROW_INDEPENDENT_ROWS rows (docs/quantization.md,
+// "Row independence"): BLAS's kernels for a few rows differ with the row
+// count (a one-row product goes through another code path), so each output
+// element is accumulated here in an order fixed by k and B's layout alone:
+// over k in order into the row's accumulators (B row-major), or a dot
+// product in eight lanes and a fixed tree (B transposed).
+template <class T>
+void gemm_few_rows(const MatrixView& va, const MatrixView& vb, int m, int n, int k, const T* a,
+                   const std::vector<int64_t>& oa, const T* b, const std::vector<int64_t>& ob,
+                   T* c) {
+  constexpr int kCols = 256;
+  const long long blocks = (n + kCols - 1) / kCols, total = blocks * (long long)oa.size();
+  auto at = [&](const T* base, int i, int p) {
+    return va.transposed ? base[int64_t(p) * va.ld + i] : base[int64_t(i) * va.ld + p];
+  };
+  parallel_for(total, 1, [&](long long begin, long long end) {
+    std::vector<T> acc(size_t(ROW_INDEPENDENT_ROWS) * kCols);
+    for (long long t = begin; t < end; ++t) {
+      const long long bi = t / blocks;
+      const int j0 = int(t % blocks) * kCols, w = std::min(kCols, n - j0);
+      const T* ab = a + oa[bi];
+      const T* bb = b + ob[bi];
+      T* cb = c + bi * int64_t(m) * n;
+      if (!vb.transposed) {
+        std::fill(acc.begin(), acc.end(), T(0));
+        for (int p = 0; p < k; ++p) {
+          const T* brow = bb + int64_t(p) * vb.ld + j0;
+          for (int i = 0; i < m; ++i) {
+            const T x = at(ab, i, p);
+            T* ai = acc.data() + size_t(i) * kCols;
+            for (int j = 0; j < w; ++j) ai[j] += x * brow[j];
+          }
+        }
+        for (int i = 0; i < m; ++i)
+          std::copy(acc.begin() + size_t(i) * kCols, acc.begin() + size_t(i) * kCols + w,
+                    cb + int64_t(i) * n + j0);
+        continue;
+      }
+      for (int j = 0; j < w; ++j) {
+        const T* bcol = bb + int64_t(j0 + j) * vb.ld;  // column j of op(B), contiguous
+        for (int i = 0; i < m; ++i) {
+          T l[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+          int p = 0;
+          for (; p + 8 <= k; p += 8)
+            for (int q = 0; q < 8; ++q) l[q] += at(ab, i, p + q) * bcol[p + q];
+          for (int q = 0; p < k; ++p, ++q) l[q] += at(ab, i, p) * bcol[p];
+          cb[int64_t(i) * n + j0 + j] = ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
+        }
+      }
+    }
+  });
+}
+
 // A dense row-major copy of `x` converted to T.
 template <class T>
 Array dense_as(const Array& x) {
@@ -156,6 +210,9 @@ void matmul_blas(const Array& a0, const Array& b0, Array& out) {
   for_each_offset(batch, sb, 0, [&](int64_t o) { ob.push_back(o); });
   const T* pa = ptr<T>(a);
   const T* pb = ptr<T>(b);
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (m <= ROW_INDEPENDENT_ROWS) return gemm_few_rows<T>(va, vb, m, n, k, pa, oa, pb, ob, c);
+  }
   gemm_tiled<T>(va, vb, m, n, k, pa, oa, pb, ob, c);
   if constexpr (std::is_same_v<T, complex64_t>)
     for (size_t i = 0; i < oa.size(); ++i)

@@ -13,6 +13,7 @@
 #include "nuvec/primitives/cuda_kernel.h"
 #include "nuvec/primitives/fused.h"
 #include "nuvec/primitives/fused_reduce.h"
+#include "nuvec/primitives/quantized.h"
 #include "nuvec/primitives/linalg.h"
 #include "nuvec/primitives/random.h"
 #include "nuvec/primitives/reduce.h"

@@ -20,6 +20,7 @@
 
 #include "backend/backend.h"
 #include "backend/cuda/fast.h"
+#include "backend/cuda/quantized.h"
 #include "backend/cuda/cuda.h"
 #include "backend/cuda/module.h"
 #include "backend/cuda/timeline.h"
@@ -458,7 +459,7 @@ void eval(const Primitive& p, const std::vector<Array>& raw_in, std::vector<Arra
                  id == PrimitiveId::StopGradient) {
         launch_cast(in[0], out[0], cs);  // a copy in the input's logical order
       } else if (!launch_data(p, in, out, cs, s) && !launch_sort_scan(p, in, out, cs, s) &&
-                 !launch_fast(p, in, out, cs, s)) {
+                 !launch_fast(p, in, out, cs, s) && !launch_quantized(p, in, out, cs, s)) {
         (Error(ErrorKind::backend, std::string("no GPU kernel for ") + primitive_name(id) +
                                             " yet (docs/gpu-status.md)")).raise();
       }

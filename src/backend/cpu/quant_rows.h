@@ -1,0 +1,92 @@
+// Shared by the CPU quantization kernels (quantize.cpp, qmm.cpp): dense
+// views of inputs and the rows of a packed matrix as values.
+#pragma once
+
+#include <type_traits>
+#include <vector>
+
+#include "backend/cpu/rows.h"
+#include "backend/cpu/scratch.h"
+#include "nuvec/kernels/quant.h"
+#include "nuvec/primitives/quantized.h"
+
+namespace nuvec::cpu {
+
+/// The accumulation type of T: double for double, else float.
+template <class T>
+using acc_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+/// `a`'s elements in row-major order: its own buffer when it is laid out so,
+/// else a copy in `keep`.
+template <class T>
+const T* dense_rows(const Array& a, Scratch<T>& keep) {
+  bool dense = true;
+  int64_t expect = 1;
+  for (int d = a.ndim() - 1; d >= 0; --d) {
+    if (a.shape(d) != 1 && a.strides()[d] != expect) dense = false;
+    expect *= a.shape(d);
+  }
+  if (dense) return ptr<T>(a);
+  keep.reset(a.size());
+  Rows rows(a);
+  const int64_t n = rows.length();
+  for (int64_t r = 0; r < rows.count(); ++r) load_row<T, T>(a, rows, r, keep.data() + r * n);
+  return keep.data();
+}
+
+/// The rows of a packed matrix (w_q [..., W], scales and biases [..., G] of
+/// type S; S float for the floating modes, whose scales are uint8 codes) as
+/// values of acc_t<S>: Dequantize's arithmetic.
+template <class S>
+struct PackedRows {
+  using A = acc_t<S>;
+  QuantSpec q;
+  const kernels::u32* w;
+  const S* scales = nullptr;
+  const S* biases = nullptr;
+  const kernels::u8* codes = nullptr;
+  int64_t words, cols, groups, rows;
+  Scratch<kernels::u32> kw;
+  Scratch<S> ks, kb;
+  Scratch<kernels::u8> kc;
+
+  PackedRows(const QuantSpec& spec, const Array& wq, const Array& sc, const Array* b) : q(spec) {
+    w = dense_rows<kernels::u32>(wq, kw);
+    words = wq.shape(-1);
+    cols = words * 32 / q.bits;
+    groups = cols / q.group_size;
+    rows = wq.size() / (words ? words : 1);
+    if (q.has_biases()) {
+      scales = dense_rows<S>(sc, ks);
+      biases = dense_rows<S>(*b, kb);
+    } else {
+      codes = dense_rows<kernels::u8>(sc, kc);
+    }
+  }
+
+  /// Row r's values into dst[0, cols).
+  void row(int64_t r, A* dst) const {
+    namespace kq = kernels::quant;
+    const kernels::u32* wr = w + r * words;
+    kernels::Cast<S> to_s;
+    for (int64_t g = 0; g < groups; ++g) {
+      const int64_t i0 = g * q.group_size;
+      if (q.has_biases()) {
+        const A s = A(scales[r * groups + g]), b = A(biases[r * groups + g]);
+        for (int j = 0; j < q.group_size; ++j) {
+          const A v = A(to_s(s * A(kq::unpack(wr, i0 + j, q.bits))));
+          dst[i0 + j] = A(to_s(v + b));
+        }
+      } else {
+        const kernels::u8 c = codes[r * groups + g];
+        const float s = q.mode == QuantMode::nvfp4 ? kq::fp8_value(c) : kq::e8m0_value(c);
+        for (int j = 0; j < q.group_size; ++j) {
+          const kernels::u32 e = kq::unpack(wr, i0 + j, q.bits);
+          dst[i0 + j] = A((q.bits == 4 ? kq::fp4_value(e) : kq::fp8_value(kernels::u8(e))) * s);
+        }
+      }
+    }
+  }
+};
+
+}  // namespace nuvec::cpu
