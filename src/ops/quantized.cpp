@@ -9,6 +9,7 @@
 #include "nuvec/ops/ops.h"
 #include "nuvec/primitives/quantized.h"
 #include "ops/builder.h"
+#include "ops/indexing_impl.h"
 
 namespace nuvec::inline ops {
 
@@ -19,11 +20,7 @@ using impl::make;
 
 namespace {
 
-std::string text(const Shape& s) {
-  std::ostringstream os;
-  os << s;
-  return os.str();
-}
+std::string text(const Shape& s) { return impl::shape_text(s); }
 
 // The format of (group_size, bits, mode) with MLX's defaults, or the error.
 Expected<QuantSpec> spec_of(const char* op, std::optional<int> group_size, std::optional<int> bits,

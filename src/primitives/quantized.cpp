@@ -2,6 +2,7 @@
 // src/ops/quantized.cpp give the user-facing messages; these guard replays).
 #include "nuvec/primitives/quantized.h"
 
+#include <limits>
 #include <ostream>
 
 #include "nuvec/core/dtype_info.h"
@@ -44,6 +45,7 @@ Shape with_last(Shape s, int v) {
 bool scales_fit(const QuantSpec& q, const Array& w, const Array& sc, const Array* b, DType t) {
   if (w.dtype() != uint32 || w.ndim() < 1) return false;
   const int64_t cols = int64_t(w.shape(-1)) * 32 / q.bits;
+  if (cols > std::numeric_limits<int>::max()) return false;  // dims are int
   if (cols % q.group_size || (int64_t(w.shape(-1)) * 32) % q.bits) return false;
   if (sc.shape() != with_last(w.shape(), int(cols / q.group_size))) return false;
   if (sc.dtype() != q.scale_dtype(t)) return false;

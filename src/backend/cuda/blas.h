@@ -13,6 +13,10 @@
 
 namespace nuvec::cuda::blas {
 
+/// The cuBLAS handle of stream `s` (made on first use, default math mode;
+/// matmul.cpp), shared by every cuBLAS caller.
+cublasHandle_t handle_for(cudaStream_t s);
+
 /// Throws Error(backend) naming `what` unless `st` is success.
 void check(cublasStatus_t st, const char* what);
 

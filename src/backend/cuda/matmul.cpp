@@ -107,10 +107,6 @@ Operands operands(const Array& a0, const Array& b0, void* stream, Stream st, boo
   return o;
 }
 
-}  // namespace blas
-
-namespace {
-
 cublasHandle_t handle_for(cudaStream_t s) {
   static std::mutex mu;
   static std::unordered_map<cudaStream_t, cublasHandle_t> handles;
@@ -126,7 +122,9 @@ cublasHandle_t handle_for(cudaStream_t s) {
   return h;
 }
 
-}  // namespace
+}  // namespace blas
+
+using blas::handle_for;
 
 void launch_matmul(const Array& a0, const Array& b0, Array& out, void* stream, Stream st) {
   auto s = static_cast<cudaStream_t>(stream);

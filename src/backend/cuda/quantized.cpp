@@ -36,19 +36,6 @@ char* at(const Array& a) {
   return static_cast<char*>(a.desc()->data->ptr) + a.desc()->offset * a.itemsize();
 }
 
-cublasHandle_t handle_for(cudaStream_t s) {
-  static std::mutex mu;
-  static std::unordered_map<cudaStream_t, cublasHandle_t> handles;
-  std::lock_guard<std::mutex> lock(mu);
-  auto& h = handles[s];
-  if (!h) {
-    blas::check(cublasCreate(&h), "cublasCreate");
-    blas::check(cublasSetStream(h, s), "cublasSetStream");
-    blas::check(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
-  }
-  return h;
-}
-
 // The product of the dims before the last `inner` ones.
 int64_t batch_count(const Array& a, int inner) {
   int64_t n = 1;
@@ -104,7 +91,7 @@ void slab_product(const quantk::MvArgs& a, cudaStream_t cs, Stream s) {
   const bool indexed = a.lhs || a.rhs;
   std::shared_ptr<Data> ptrs;
   if (indexed) ptrs = allocate(static_cast<size_t>(3 * per) * sizeof(void*), s);
-  cublasHandle_t h = handle_for(cs);
+  cublasHandle_t h = blas::handle_for(cs);
   const float one_f = 1.0f, zero_f = 0.0f;
   const double one_d = 1.0, zero_d = 0.0;
   const void* alpha = t == float64 ? static_cast<const void*>(&one_d) : &one_f;
@@ -286,7 +273,7 @@ bool run_gather_mm(const std::vector<Array>& in, std::vector<Array>& out, void* 
   const int64_t per = std::min<int64_t>(items, int64_t(1) << 20);
   auto ptrs = allocate(static_cast<size_t>(3 * per) * sizeof(void*), s);
   auto** p = static_cast<const void**>(ptrs->ptr);
-  cublasHandle_t h = handle_for(cs);
+  cublasHandle_t h = blas::handle_for(cs);
   for (int64_t i0 = 0; i0 < items; i0 += per) {
     const int ni = int(std::min(per, items - i0));
     // Column-major: C^T [n, m] = B^T [n, k] A^T [k, m].
