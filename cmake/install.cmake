@@ -2,10 +2,10 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-install(TARGETS nuvec EXPORT nuvecTargets
+install(TARGETS nuvec nuvec_nn EXPORT nuvecTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(DIRECTORY include/nuvec DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY include/nuvec nn/include/nuvec DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT nuvecTargets NAMESPACE nuvec:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/nuvec)
 configure_package_config_file(cmake/nuvecConfig.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/nuvecConfig.cmake

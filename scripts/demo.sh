@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Builds nuvec and runs the demo program (examples/tour.cpp).
+# Builds nuvec and trains a character-level GPT on Debian's fortunes
+# (examples/gpt/); arguments go to the trainer (--steps N, --device cpu|gpu,
+# --resume, --out DIR).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # ccache hits across clones: paths under the checkout are hashed relative.
@@ -7,5 +9,5 @@ export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
 scripts/deps.sh
 cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DNUVEC_BUILD_TESTS=OFF -DNUVEC_BUILD_BENCH=OFF >/dev/null
-cmake --build build/release --target nuvec_tour
-build/release/examples/nuvec_tour
+cmake --build build/release --target train_gpt nuvec_tour
+build/release/examples/train_gpt "$@"

@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages nuvec needs when run as root, or prints the
 # apt-get line otherwise. Safe to run repeatedly.
 set -euo pipefail
-packages=(cmake ninja-build g++ ccache libopenblas-dev libgtest-dev libbenchmark-dev)
+packages=(cmake ninja-build g++ ccache libopenblas-dev libgtest-dev libbenchmark-dev fortunes)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,3 +1,4 @@
+#include <nuvec/nn.h>
 #include <nuvec/nuvec.h>
 
 #include <iostream>
@@ -6,6 +7,8 @@ int main() {
   using namespace nuvec;
   Array a = array({{1.0, 2.0, 3.0}});
   float v = a.matmul(a.t()).sum().item<float>();
-  std::cout << "downstream: " << v << "\n";
-  return v == 14.0f ? 0 : 1;
+  nn::Linear layer(3, 2);  // nuvec::nn from the same package
+  Shape out = layer(a).shape();
+  std::cout << "downstream: " << v << ", Linear(3, 2) gives " << out[0] << "x" << out[1] << "\n";
+  return v == 14.0f && out == Shape{1, 2} ? 0 : 1;
 }
