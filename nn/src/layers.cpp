@@ -71,8 +71,20 @@ Linear::Linear(int input_dims, int output_dims, bool has_bias) {
   if (has_bias) bias = Param(random::uniform(-scale, scale, {output_dims}));
 }
 
+int Linear::input_dims() const {
+  int cols = static_cast<int>(weight.value.shape(1));
+  return quantized() ? cols * 32 / quantization.bits : cols;
+}
+
 Array Linear::operator()(const Array& x) const {
   if (auto bad = check_features(*this, x, input_dims())) return *bad;
+  if (quantized()) {
+    std::optional<Array> b;
+    if (biases) b = biases->value;
+    Array y = ops::quantized_matmul(x, weight.value, scales->value, b, true, quantization.group_size,
+                                    quantization.bits, quantization.mode);
+    return bias ? y + bias->value : y;
+  }
   if (bias) return ops::addmm(bias->value, x, weight.value.t());
   return ops::matmul(x, weight.value.t());
 }
@@ -112,15 +124,32 @@ Embedding::Embedding(int num_embeddings, int dims) {
   weight = random::normal({num_embeddings, dims}, float32, 0.0f, scale);
 }
 
+int Embedding::dims() const {
+  int cols = static_cast<int>(weight.value.shape(1));
+  return quantized() ? cols * 32 / quantization.bits : cols;
+}
+
 Array Embedding::operator()(const Array& x) const {
   if (!is_integer(x.dtype()))
     return detail::layer_error(*this, ErrorKind::unsupported_dtype,
                                "expected integer indices, got " + std::string(dtype_name(x.dtype())));
+  if (quantized()) {
+    std::optional<Array> b;
+    if (biases) b = ops::take(biases->value, x, 0);
+    return ops::dequantize(ops::take(weight.value, x, 0), ops::take(scales->value, x, 0), b,
+                           quantization.group_size, quantization.bits, quantization.mode);
+  }
   return ops::take(weight.value, x, 0);
 }
 
 Array Embedding::as_linear(const Array& x) const {
-  if (auto bad = check_features(*this, x, weight.value.shape(1))) return *bad;
+  if (auto bad = check_features(*this, x, dims())) return *bad;
+  if (quantized()) {
+    std::optional<Array> b;
+    if (biases) b = biases->value;
+    return ops::quantized_matmul(x, weight.value, scales->value, b, true, quantization.group_size,
+                                 quantization.bits, quantization.mode);
+  }
   return ops::matmul(x, weight.value.t());
 }
 

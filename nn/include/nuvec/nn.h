@@ -2,7 +2,10 @@
 // and mlx.optimizers (docs/nn.md). Namespaces nuvec::nn and nuvec::optim.
 #pragma once
 
+#include "nuvec/nn/containers.h"
 #include "nuvec/nn/layers.h"
 #include "nuvec/nn/module.h"
 #include "nuvec/nn/optimizer.h"
+#include "nuvec/nn/positional.h"
+#include "nuvec/nn/transformer.h"
 #include "nuvec/nn/walk.h"

@@ -37,8 +37,8 @@ std::map<std::string, refs::Case> ref_cases(const std::string& file) {
 ::testing::AssertionResult same_bits(const Array& a, const Array& b) {
   if (a.shape() != b.shape() || a.dtype() != b.dtype())
     return ::testing::AssertionFailure() << "shape or dtype differs";
-  auto ca = ops::view(ops::contiguous(a), uint8).to_vector<uint8_t>();
-  auto cb = ops::view(ops::contiguous(b), uint8).to_vector<uint8_t>();
+  auto ca = ops::view(ops::contiguous(a).reshape({-1}), uint8).to_vector<uint8_t>();
+  auto cb = ops::view(ops::contiguous(b).reshape({-1}), uint8).to_vector<uint8_t>();
   if (ca != cb)
     return ::testing::AssertionFailure() << "bits differ: max |a - b| = "
                                          << ops::max(ops::abs(a.astype(float64) - b.astype(float64))).item<double>();
