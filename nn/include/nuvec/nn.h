@@ -2,6 +2,7 @@
 // and mlx.optimizers (docs/nn.md). Namespaces nuvec::nn and nuvec::optim.
 #pragma once
 
+#include "nuvec/nn/average.h"
 #include "nuvec/nn/containers.h"
 #include "nuvec/nn/layers.h"
 #include "nuvec/nn/module.h"
