@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "nuvec/ops/elementwise.h"
+#include "nuvec/ops/quantized.h"
 #include "nuvec/ops/reduce.h"
 #include "nuvec/ops/shape.h"
 #include "nuvec/primitives/linalg.h"
@@ -23,6 +24,9 @@ struct Product {
   Array x, y;
   bool row = false, col = false;
   Shape batch;
+  // The batch of x joins its rows (see folded): x as [batch * M, K], y 2-D.
+  bool fold = false;
+  Array x_rows, y_matrix;
   Shape with(int m, int n) const {
     Shape s = batch;
     s.push_back(m);
@@ -67,6 +71,16 @@ std::optional<Array> prepare(const Array& a, const Array& b, DType d, const char
   auto batch = try_broadcast_shapes(bx, by);
   if (!batch) return fail(batch.error().kind(), batch.error().message(), op, loc);
   p.batch = *batch;
+  // A batch of x against one matrix y (a layer's weight) is one product
+  // with the batch in the rows: one GEMM forward, and in the backward pass
+  // one GEMM for y's gradient instead of a batch of them summed. Not for
+  // few rows per item (ROW_INDEPENDENT_ROWS): those keep their own
+  // few-row product, whose rows are independent of the batch.
+  p.fold = by.empty() && !bx.empty() && p.x.shape(-2) > ROW_INDEPENDENT_ROWS;
+  if (p.fold) {
+    p.x_rows = ops::reshape(p.x, {-1, kx}, s, loc);
+    p.y_matrix = p.y;
+  }
   p.x = ops::broadcast_to(p.x, p.with(p.x.shape(-2), kx), s, loc);
   p.y = ops::broadcast_to(p.y, p.with(ky, p.y.shape(-1)), s, loc);
   return std::nullopt;
@@ -88,6 +102,10 @@ Array matmul(const Array& a, const Array& b, StreamOrDevice s, Location loc) {
   Product p;
   DType d = promote_types(a.dtype(), b.dtype());
   if (auto failed = prepare(a, b, d, "matmul", s, loc, p)) return *failed;
+  if (p.fold) {
+    Array out = build1(make<Matmul>(), {p.x_rows, p.y_matrix}, s, "matmul", loc);
+    return without_added_axes(ops::reshape(out, p.with(p.x.shape(-2), p.y.shape(-1)), s, loc), p, s, loc);
+  }
   return without_added_axes(build1(make<Matmul>(), {p.x, p.y}, s, "matmul", loc), p, s, loc);
 }
 
@@ -166,6 +184,11 @@ Array addmm(const Array& c, const Array& a, const Array& b, float alpha, float b
   if (promote_types(d, cc.dtype()) != d) return addmm_composite(c, a, b, alpha, beta, d, s, loc);
   cc = ops::astype(cc, d, s, loc);
   if (cc.shape() != c_shape(cc.shape(), p)) cc = ops::reshape(cc, c_shape(cc.shape(), p), s, loc);
+  // Folded as matmul, when c is one row for every output row (a bias).
+  if (p.fold && (cc.ndim() <= 1 || (cc.ndim() == 2 && cc.shape(0) == 1))) {
+    Array out = build1(make<AddMM>(alpha, cb), {p.x_rows, p.y_matrix, cc}, s, "addmm", loc);
+    return without_added_axes(ops::reshape(out, p.with(p.x.shape(-2), p.y.shape(-1)), s, loc), p, s, loc);
+  }
   Array out = build1(make<AddMM>(alpha, cb), {p.x, p.y, cc}, s, "addmm", loc);
   return without_added_axes(out, p, s, loc);
 }
