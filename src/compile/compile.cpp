@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <string_view>
 #include <list>
@@ -176,6 +177,7 @@ std::shared_ptr<const compiler::Graph> CompiledCore::graph(const CompileKey& key
   impl_->traces.fetch_add(1);
   if (log_compiles()) log_trace(key);
   Impl::Entry e{key, h, {}, {}};
+  auto t0 = std::chrono::steady_clock::now();
   auto g = std::make_shared<compiler::Graph>(compiler::trace(
       inputs, options_.shapeless, [&](const std::vector<Array>& ph) { return trace(ph, e.out_like); }));
   if (!impl_->site.empty())  // fused steps' errors name the compile() call
@@ -188,7 +190,14 @@ std::shared_ptr<const compiler::Graph> CompiledCore::graph(const CompileKey& key
     while (seen < t && !impl_->kernels_ticket.compare_exchange_weak(seen, t)) {
     }
   }
+  auto t1 = std::chrono::steady_clock::now();
   compiler::prepare_gpu_kernels(*g);
+  if (log_compiles()) {
+    auto t2 = std::chrono::steady_clock::now();
+    auto sec = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
+    std::fprintf(stderr, "[nuvec] compile: %zu steps traced and simplified in %.3f s, GPU kernels built in %.3f s\n",
+                 g->steps.size(), sec(t0, t1), sec(t1, t2));
+  }
   e.graph = g;
   out_like = e.out_like;
   if (options_.cache_capacity > 0) {

@@ -9,8 +9,12 @@
 // of its bytes, checked before the binary is handed to the driver.
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
+#include <functional>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "backend/backend.h"
 #include "compile/emit_cpp.h"
@@ -112,20 +116,28 @@ std::shared_ptr<const GpuModule> gpu_module(const std::string& program, const ba
   h.add(t.identity);
   const std::string key = h.hex();
   auto& c = cache();
-  std::lock_guard<std::mutex> lock(c.mu);  // one build at a time
-  if (auto m = c.modules[key].lock()) {
-    ++c.stats.memory_hits;
-    return m;
+  std::string dir;
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    if (auto m = c.modules[key].lock()) {
+      ++c.stats.memory_hits;
+      return m;
+    }
+    dir = disk_dir(c);
   }
+  // Built outside the lock: the chunks of one trace compile in parallel
+  // (NVRTC programs are independent); a key built twice at once is built
+  // twice, with the same bytes.
   auto m = std::make_shared<GpuModule>();
-  const std::string dir = disk_dir(c);
   if (auto b = dir.empty() ? std::nullopt : from_disk(dir, key)) {
     m->binary = std::move(*b);
+    std::lock_guard<std::mutex> lock(c.mu);
     ++c.stats.disk_hits;
   } else {
     if (env_flag("NUVEC_DEBUG_KERNELS"))
       std::fprintf(stderr, "[nuvec] GPU kernels %s:\n%s\n", key.c_str(), program.c_str());
     error = backend::gpu_compile(source, t.arch, m->binary);
+    std::lock_guard<std::mutex> lock(c.mu);
     if (!error.empty()) {
       ++c.stats.failures;
       return nullptr;
@@ -133,9 +145,51 @@ std::shared_ptr<const GpuModule> gpu_module(const std::string& program, const ba
     ++c.stats.compiled;
     if (!dir.empty()) jit_detail::store_file(dir, key + ".bin", header(key, m->binary) + m->binary);
   }
+  std::lock_guard<std::mutex> lock(c.mu);
   c.modules[key] = m;
   return m;
 }
+
+namespace {
+
+/// How many programs a trace's kernels are split into: one per core the
+/// machine has (NVRTC's time grows with the program; chunks build at once),
+/// at most one per kernel, NUVEC_GPU_COMPILE_THREADS to override.
+size_t chunk_count(size_t kernels) {
+  size_t n = std::max(1u, std::thread::hardware_concurrency());
+  if (const char* e = std::getenv("NUVEC_GPU_COMPILE_THREADS")) n = std::max(1, std::atoi(e));
+  return std::max<size_t>(1, std::min(n, kernels));
+}
+
+/// Assigns each kernel (by its source length) to the chunk with the least
+/// source so far: a deterministic split of similar sizes.
+std::vector<size_t> assign_chunks(const std::vector<size_t>& lengths, size_t chunks) {
+  std::vector<size_t> total(chunks, 0), out(lengths.size());
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    size_t best = static_cast<size_t>(std::min_element(total.begin(), total.end()) - total.begin());
+    out[i] = best;
+    total[best] += lengths[i];
+  }
+  return out;
+}
+
+/// Builds the programs in parallel; a null entry where a build failed
+/// (the first error in `error`).
+std::vector<std::shared_ptr<const GpuModule>> build_all(const std::vector<std::string>& programs,
+                                                        const backend::GpuTarget& t, std::string& error) {
+  std::vector<std::shared_ptr<const GpuModule>> out(programs.size());
+  std::vector<std::string> errors(programs.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 1; i < programs.size(); ++i)
+    threads.emplace_back([&, i] { out[i] = gpu_module(programs[i], t, errors[i]); });
+  if (!programs.empty()) out[0] = gpu_module(programs[0], t, errors[0]);
+  for (auto& th : threads) th.join();
+  for (auto& e : errors)
+    if (!e.empty() && error.empty()) error = e;
+  return out;
+}
+
+}  // namespace
 
 void prepare_gpu_kernels(const Graph& g) {
   if (jit::mode() == jit::Mode::off) return;
@@ -151,44 +205,61 @@ void prepare_gpu_kernels(const Graph& g) {
   if (regions.empty() && row_regions.empty()) return;
   backend::GpuTarget t = backend::gpu_target();
   if (t.arch.empty()) return;  // no GPU: nothing will run there
-  // Two programs: the contiguous kernels now, the strided ones when a
-  // region first meets inputs that need them (NVRTC's time of a first call
-  // is mostly code generation, about half of it for each variant).
-  std::string program, strided_program;
+  // The contiguous kernels now, in chunks built in parallel; the strided
+  // ones when a region first meets inputs that need them (NVRTC's time of
+  // a first call is mostly code generation, about half of it for each
+  // variant).
+  std::vector<std::string> contig, strided_src, rows;
+  std::vector<size_t> lengths;
   for (size_t i = 0; i < regions.size(); ++i) {
-    program += emit_cuda_kernel(regions[i], static_cast<int>(i), CudaVariant::contig);
-    strided_program += emit_cuda_kernel(regions[i], static_cast<int>(i), CudaVariant::strided);
+    contig.push_back(emit_cuda_kernel(regions[i], static_cast<int>(i), CudaVariant::contig));
+    strided_src.push_back(emit_cuda_kernel(regions[i], static_cast<int>(i), CudaVariant::strided));
+    lengths.push_back(contig.back().size());
   }
-  for (size_t i = 0; i < row_regions.size(); ++i)
-    program += emit_cuda_rows_kernel(*row_regions[i], static_cast<int>(i));
+  for (size_t i = 0; i < row_regions.size(); ++i) {
+    rows.push_back(emit_cuda_rows_kernel(*row_regions[i], static_cast<int>(i)));
+    lengths.push_back(rows.back().size());
+  }
+  const size_t chunks = chunk_count(lengths.size());
+  std::vector<size_t> chunk_of = assign_chunks(lengths, chunks);
+  std::vector<std::string> programs(chunks), strided_programs(chunks);
+  for (size_t i = 0; i < regions.size(); ++i) {
+    programs[chunk_of[i]] += contig[i];
+    strided_programs[chunk_of[i]] += strided_src[i];
+  }
+  for (size_t i = 0; i < row_regions.size(); ++i) programs[chunk_of[regions.size() + i]] += rows[i];
   std::string error;
-  auto m = gpu_module(program, t, error);
-  if (!m) {
-    log_failure(error);
-    return;
-  }
-  struct Lazy {  // shared by the trace's regions
+  auto modules = build_all(programs, t, error);
+  for (auto& m : modules)
+    if (!m) {
+      log_failure(error);
+      return;
+    }
+  struct Lazy {  // shared by the regions of one chunk
     std::string program;
     backend::GpuTarget target;
     std::once_flag once;
     std::shared_ptr<const GpuModule> module;
   };
-  auto lazy = std::make_shared<Lazy>();
-  lazy->program = std::move(strided_program);
-  lazy->target = t;
-  auto strided = [lazy] {
-    std::call_once(lazy->once, [&] {
-      std::string why;
-      lazy->module = gpu_module(lazy->program, lazy->target, why);
-      if (!lazy->module) log_failure(why);
-    });
-    return lazy->module;
-  };
+  std::vector<std::function<std::shared_ptr<const GpuModule>()>> strided(chunks);
+  for (size_t k = 0; k < chunks; ++k) {
+    auto lazy = std::make_shared<Lazy>();
+    lazy->program = std::move(strided_programs[k]);
+    lazy->target = t;
+    strided[k] = [lazy] {
+      std::call_once(lazy->once, [&] {
+        std::string why;
+        lazy->module = gpu_module(lazy->program, lazy->target, why);
+        if (!lazy->module) log_failure(why);
+      });
+      return lazy->module;
+    };
+  }
   for (size_t i = 0; i < regions.size(); ++i) {
     const EmitRegion& r = regions[i];
     auto k = std::make_shared<FusedGpuKernel>();
-    k->module = m;
-    k->strided_module = strided;
+    k->module = modules[chunk_of[i]];
+    k->strided_module = strided[chunk_of[i]];
     k->contig = "nuvec_contig_" + std::to_string(i);
     k->strided = "nuvec_strided_" + std::to_string(i);
     k->input_dtypes = r.input_dtypes;
@@ -203,7 +274,7 @@ void prepare_gpu_kernels(const Graph& g) {
   }
   for (size_t i = 0; i < row_regions.size(); ++i) {
     auto k = std::make_shared<FusedRowsGpuKernel>();
-    k->module = m;
+    k->module = modules[chunk_of[regions.size() + i]];
     k->name = "nuvec_rows_" + std::to_string(i);
     k->params = cuda_rows_params(*row_regions[i]);
     row_regions[i]->set_gpu_kernel(std::move(k));
