@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <algorithm>
 #include <functional>
+#include <future>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -205,10 +206,9 @@ void prepare_gpu_kernels(const Graph& g) {
   if (regions.empty() && row_regions.empty()) return;
   backend::GpuTarget t = backend::gpu_target();
   if (t.arch.empty()) return;  // no GPU: nothing will run there
-  // The contiguous kernels now, in chunks built in parallel; the strided
-  // ones when a region first meets inputs that need them (NVRTC's time of
-  // a first call is mostly code generation, about half of it for each
-  // variant).
+  // The contiguous kernels now, in chunks built in parallel, then the
+  // strided ones in the background (NVRTC's time of a first call is mostly
+  // code generation, about half of it for each variant).
   std::vector<std::string> contig, strided_src, rows;
   std::vector<size_t> lengths;
   for (size_t i = 0; i < regions.size(); ++i) {
@@ -235,25 +235,35 @@ void prepare_gpu_kernels(const Graph& g) {
       log_failure(error);
       return;
     }
-  struct Lazy {  // shared by the regions of one chunk
-    std::string program;
-    backend::GpuTarget target;
-    std::once_flag once;
-    std::shared_ptr<const GpuModule> module;
-  };
+  // The strided programs: a trace split into several programs (many
+  // kernels) builds them in the background from now on, as a first step
+  // that meets strided inputs would otherwise wait for them one by one; a
+  // single program builds its strided kernels when a region first needs
+  // them (often never). A region that needs its strided kernel waits for
+  // its chunk's build.
   std::vector<std::function<std::shared_ptr<const GpuModule>()>> strided(chunks);
   for (size_t k = 0; k < chunks; ++k) {
-    auto lazy = std::make_shared<Lazy>();
-    lazy->program = std::move(strided_programs[k]);
-    lazy->target = t;
-    strided[k] = [lazy] {
-      std::call_once(lazy->once, [&] {
-        std::string why;
-        lazy->module = gpu_module(lazy->program, lazy->target, why);
-        if (!lazy->module) log_failure(why);
-      });
-      return lazy->module;
+    auto build = [program = std::move(strided_programs[k]), t] {
+      std::string why;
+      auto m = gpu_module(program, t, why);
+      if (!m) log_failure(why);
+      return m;
     };
+    using Built = std::shared_future<std::shared_ptr<const GpuModule>>;
+    if (chunks > 1) {
+      auto built = std::make_shared<Built>(std::async(std::launch::async, std::move(build)).share());
+      strided[k] = [built] { return built->get(); };
+    } else {
+      struct Lazy {
+        std::once_flag once;
+        std::shared_ptr<const GpuModule> module;
+      };
+      auto lazy = std::make_shared<Lazy>();
+      strided[k] = [lazy, build = std::move(build)] {
+        std::call_once(lazy->once, [&] { lazy->module = build(); });
+        return lazy->module;
+      };
+    }
   }
   for (size_t i = 0; i < regions.size(); ++i) {
     const EmitRegion& r = regions[i];
