@@ -44,6 +44,33 @@ A dot(const A* a, const A* b, int64_t n) {
   return ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
 }
 
+// Rows of a [rows, cols] matrix in groups of 8, transposed within a group:
+// element (r, c) at ((r / 8) * cols + c) * 8 + r % 8, rows past the end
+// zero. dot8 then scores 8 rows at once with one SIMD lane each.
+template <class A>
+void transpose8(const A* m, int64_t rows, int64_t cols, A* dst) {
+  const int64_t groups = (rows + 7) / 8;
+  std::fill(dst, dst + groups * cols * 8, A(0));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) dst[((r / 8) * cols + c) * 8 + r % 8] = m[r * cols + c];
+}
+
+// dot(a, row) for the 8 rows of one transposed group, each lane computing
+// exactly dot's sums in dot's order (so each result has dot's bits).
+template <class A>
+void dot8(const A* a, const A* group, int64_t n, A* out) {
+  A acc[8][8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; ++k)
+      for (int r = 0; r < 8; ++r) acc[k][r] += a[i + k] * group[(i + k) * 8 + r];
+  for (int k = 0; i < n; ++i, ++k)
+    for (int r = 0; r < 8; ++r) acc[k][r] += a[i] * group[i * 8 + r];
+  for (int r = 0; r < 8; ++r)
+    out[r] = ((acc[0][r] + acc[4][r]) + (acc[2][r] + acc[6][r])) +
+             ((acc[1][r] + acc[5][r]) + (acc[3][r] + acc[7][r]));
+}
+
 // One query row's view of the keys, shared by the forward and the backward
 // (one definition of the masking rules): the keys it sees (all, or the
 // end-aligned causal prefix), and each key's score.
@@ -100,11 +127,13 @@ void attention(const Attention& p, const Arrays& in, Array& out) {
     load_row<A, T>(*sinks, srows, 0, sink_vals.data());
   }
   parallel_for(B * Hkv, 1, [&](long long g0, long long g1) {
-    Scratch<A> kf(Lk * D), vf(Lk * Dv), qf(D), o(Dv), sc(kKeys);
+    Scratch<A> kf(Lk * D), kt(((Lk + 7) / 8) * 8 * D), vf(Lk * Dv), qf(D), o(Dv), sc(kKeys + 8),
+        pr(kKeys);
     for (long long g = g0; g < g1; ++g) {
       const int64_t b = g / Hkv, kh = g % Hkv;
       load_matrix<A, T>(k, k.desc()->offset + b * k.strides()[0] + kh * k.strides()[1], Lk, D,
                         kf.data());
+      transpose8(kf.data(), Lk, D, kt.data());
       load_matrix<A, T>(v, v.desc()->offset + b * v.strides()[0] + kh * v.strides()[1], Lk, Dv,
                         vf.data());
       for (int64_t h = kh * rep; h < (kh + 1) * rep; ++h) {
@@ -120,8 +149,9 @@ void attention(const Attention& p, const Arrays& in, Array& out) {
           for (int64_t j0 = 0; j0 < visible; j0 += kKeys) {
             const int64_t nj = std::min<int64_t>(kKeys, visible - j0);
             A bm = -std::numeric_limits<A>::infinity();
+            for (int64_t j = 0; j < nj; j += 8) dot8(qf.data(), kt.data() + (j0 + j) * D, D, sc.data() + j);
             for (int64_t j = 0; j < nj; ++j) {
-              const A s = score(scale * dot(qf.data(), kf.data() + (j0 + j) * D, D), j0 + j);
+              const A s = score(scale * sc[j], j0 + j);
               sc[j] = s;
               bm = std::max(bm, s);
             }
@@ -131,9 +161,12 @@ void attention(const Attention& p, const Arrays& in, Array& out) {
                                                                       : kernels::Exp{}(m - mn);
             l *= alpha;
             for (int64_t d = 0; d < Dv; ++d) o[d] *= alpha;
+            // The exponentials first (a loop that vectorizes), then the sums
+            // in key order.
+            const bool none = mn == -std::numeric_limits<A>::infinity();
+            for (int64_t j = 0; j < nj; ++j) pr[j] = kernels::Exp{}(sc[j] - mn);
             for (int64_t j = 0; j < nj; ++j) {
-              const A pj = mn == -std::numeric_limits<A>::infinity() ? A(0)
-                                                                      : kernels::Exp{}(sc[j] - mn);
+              const A pj = none ? A(0) : pr[j];
               l += pj;
               const A* vr = vf.data() + (j0 + j) * Dv;
               for (int64_t d = 0; d < Dv; ++d) o[d] += pj * vr[d];
@@ -170,14 +203,17 @@ void attention_grad(const AttentionGrad& p, const Arrays& in, Arrays& out) {
   const A scale = A(p.scale());
   const A inf = std::numeric_limits<A>::infinity();
   parallel_for(B * Hkv, 1, [&](long long g0, long long g1) {
-    Scratch<A> kf(Lk * D), vf(Lk * Dv), dkf(Lk * D), dvf(Lk * Dv), qf(D), of(Dv), dof(Dv), dqf(D),
-        pr(Lk);
+    const int64_t padded = ((Lk + 7) / 8) * 8;
+    Scratch<A> kf(Lk * D), vf(Lk * Dv), kt(padded * D), vt(padded * Dv), dkf(Lk * D), dvf(Lk * Dv),
+        qf(D), of(Dv), dof(Dv), dqf(D), pr(padded), dv_dot(padded);
     for (long long g = g0; g < g1; ++g) {
       const int64_t b = g / Hkv, kh = g % Hkv;
       load_matrix<A, T>(k, k.desc()->offset + b * k.strides()[0] + kh * k.strides()[1], Lk, D,
                         kf.data());
       load_matrix<A, T>(v, v.desc()->offset + b * v.strides()[0] + kh * v.strides()[1], Lk, Dv,
                         vf.data());
+      transpose8(kf.data(), Lk, D, kt.data());
+      transpose8(vf.data(), Lk, Dv, vt.data());
       std::fill(dkf.begin(), dkf.end(), A(0));
       std::fill(dvf.begin(), dvf.end(), A(0));
       for (int64_t h = kh * rep; h < (kh + 1) * rep; ++h) {
@@ -193,14 +229,20 @@ void attention_grad(const AttentionGrad& p, const Arrays& in, Arrays& out) {
           const RowScores<A, T> score(p.causal(), mask, b, h, i, Lq, Lk, lowest);
           const int64_t visible = score.visible;
           A m = -inf;
+          for (int64_t j = 0; j < visible; j += 8) {
+            dot8(qf.data(), kt.data() + j * D, D, pr.data() + j);
+            dot8(dof.data(), vt.data() + j * Dv, Dv, dv_dot.data() + j);
+          }
           for (int64_t j = 0; j < visible; ++j) {
-            const A sc = score(scale * dot(qf.data(), kf.data() + j * D, D), j);
+            const A sc = score(scale * pr[j], j);
             pr[j] = sc;
             m = std::max(m, sc);
           }
           A l = 0;
+          const bool none = m == -inf;
+          for (int64_t j = 0; j < visible; ++j) pr[j] = kernels::Exp{}(pr[j] - m);
           for (int64_t j = 0; j < visible; ++j) {
-            pr[j] = m == -inf ? A(0) : kernels::Exp{}(pr[j] - m);
+            if (none) pr[j] = A(0);
             l += pr[j];
           }
           const A inv = A(1) / l;
@@ -208,7 +250,7 @@ void attention_grad(const AttentionGrad& p, const Arrays& in, Arrays& out) {
           std::fill(dqf.begin(), dqf.end(), A(0));
           for (int64_t j = 0; j < visible; ++j) {
             const A pj = pr[j] * inv;
-            const A ds = pj * (dot(dof.data(), vf.data() + j * Dv, Dv) - di) * scale;
+            const A ds = pj * (dv_dot[j] - di) * scale;
             const A* kr = kf.data() + j * D;
             A* dkr = dkf.data() + j * D;
             for (int64_t d = 0; d < D; ++d) {
