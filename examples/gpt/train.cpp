@@ -1,6 +1,7 @@
 // Trains a small character-level GPT on Debian's fortune cookie databases:
 // the README's main job (docs/nn.md). Flags: --steps N, --device cpu|gpu,
-// --resume, --out DIR, --batch B, --seed S.
+// --resume, --out DIR, --batch B, --seed S, --data DIR (another directory
+// of fortune-format files).
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -22,6 +23,7 @@ struct Options {
   uint64_t seed = 0;
   std::string device;
   std::string out = "gpt-fortunes";
+  std::string data = "/usr/share/games/fortunes";
   bool resume = false;
 };
 
@@ -41,10 +43,11 @@ Options parse(int argc, char** argv) {
     else if (a == "--seed") o.seed = std::stoull(value());
     else if (a == "--device") o.device = value();
     else if (a == "--out") o.out = value();
+    else if (a == "--data") o.data = value();
     else if (a == "--resume") o.resume = true;
     else {
       std::fprintf(stderr, "usage: train_gpt [--steps N] [--device cpu|gpu] [--resume] [--out DIR] "
-                           "[--batch B] [--seed S]\n");
+                           "[--batch B] [--seed S] [--data DIR]\n");
       std::exit(a == "--help" ? 0 : 2);
     }
   }
@@ -122,8 +125,9 @@ int main(int argc, char** argv) try {
     std::fprintf(stderr, "--device gpu: no GPU here\n");
     return 2;
   }
-  set_default_device(gpu ? Device::gpu : Device::cpu);
-  gpt::Corpus corpus = gpt::load_fortunes();
+  const Device device = gpu ? Device::gpu : Device::cpu;
+  set_default_device(device);
+  gpt::Corpus corpus = gpt::load_fortunes(o.data);
   gpt::Config cfg;
   cfg.vocab = int(corpus.chars.size());
   if (gpu) cfg = gpt::Config{cfg.vocab, 384, 6, 6, 256};
@@ -170,7 +174,7 @@ int main(int argc, char** argv) try {
     tokens += double(B) * T;
     double v = l.item<float>();
     smoothed = i == start ? v : 0.95 * smoothed + 0.05 * v;
-    bar.update(i - start + 1, smoothed, tokens / bar.seconds(), get_peak_memory());
+    bar.update(i - start + 1, smoothed, tokens / bar.seconds(), get_peak_memory(device));
   }
   double rate = tokens / bar.seconds();
   state.model.save_weights(weights);
@@ -184,7 +188,7 @@ int main(int argc, char** argv) try {
   for (const char* prompt : {"The ", "Q: "})
     std::printf("---\n%s\n", sample(state.model, corpus, prompt, 240).c_str());
   std::printf("---\nfinal: held-out loss %.3f, unigram entropy %.3f, %.0f tokens/s, peak memory %zu MiB\n", held,
-              corpus.unigram_entropy, rate, get_peak_memory() >> 20);
+              corpus.unigram_entropy, rate, get_peak_memory(device) >> 20);
   return 0;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "train_gpt: %s\n", e.what());
