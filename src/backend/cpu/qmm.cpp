@@ -1,13 +1,19 @@
 // Products with packed and gathered matrices on the CPU (QuantizedMatmul,
 // GatherQMM, GatherMM). Each matrix row is dequantized once into a buffer
-// (accumulation type) and used for every row of x; each output element is
-// accumulated in an order fixed by K alone (eight lanes over k, then a fixed
-// tree), so a row's bits never depend on how many rows the product has, on
-// the batch or on the thread count (row independence, docs/quantization.md).
+// (accumulation type) and used for every row of x. With at most
+// ROW_INDEPENDENT_ROWS rows each output element is accumulated in an order
+// fixed by K alone (eight lanes over k, then a fixed tree), so a row's bits
+// never depend on how many rows the product has, on the batch or on the
+// thread count (row independence, docs/quantization.md); more rows (a
+// prefill) go through BLAS on blocks of dequantized rows, each item of a
+// batch as its own product.
+#include <cblas.h>
+
 #include <algorithm>
 #include <vector>
 
 #include "backend/cpu/quant_rows.h"
+#include "nuvec/ops/quantized.h"
 
 namespace nuvec::cpu {
 
@@ -26,15 +32,45 @@ A dot(const A* a, const A* b, int64_t n) {
   return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
 }
 
+// Matrix rows per block of the many-rows product.
+constexpr int64_t kBlasRows = 64;
+
+// c [m, n] = a [m, k] b^T (b [n, k]), row-major, by BLAS (single-threaded:
+// the callers split the work).
+inline void blas_product(int m, int n, int k, const float* a, const float* b, float* c) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, a, k, b, k, 0.0f, c, n);
+}
+inline void blas_product(int m, int n, int k, const double* a, const double* b, double* c) {
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0, a, k, b, k, 0.0, c, n);
+}
+
 // One product: x [M, K] (values of A) times the matrix whose row r
 // load(r, c0, c1, dst) gives (columns [c0, c1)): with `transpose` the
 // matrix is [N, K] (out = x W^T), else [K, N] (out = x W, accumulated over
-// k in order). Writes out [M, N] as T.
+// k in order). Writes out [M, N] as T. `many_rows` (an item of more than
+// ROW_INDEPENDENT_ROWS rows) lets a transposed product use BLAS.
 template <class T, class A, class Load>
 void product(const A* x, int64_t M, int64_t K, int64_t N, bool transpose, int64_t col_step,
-             const Load& load, T* out) {
+             const Load& load, T* out, bool many_rows = false) {
   kernels::Cast<T> to_t;
   if (M == 0 || N == 0) return;
+  if (transpose && many_rows) {
+    // Many rows: blocks of kBlasRows matrix rows dequantized once, each
+    // block's product by BLAS. Each output element comes from a product of
+    // a shape fixed by M, K and N (the blocks do not depend on the threads).
+    const int64_t blocks = (N + kBlasRows - 1) / kBlasRows;
+    parallel_for(blocks, 1, [&](long long b0, long long b1) {
+      std::vector<A> w(static_cast<size_t>(kBlasRows * K)), c(static_cast<size_t>(M * kBlasRows));
+      for (long long b = b0; b < b1; ++b) {
+        const int64_t n0 = b * kBlasRows, nb = std::min(N, n0 + kBlasRows) - n0;
+        for (int64_t n = 0; n < nb; ++n) load(n0 + n, 0, K, w.data() + n * K);
+        blas_product(int(M), int(nb), int(K), x, w.data(), c.data());
+        for (int64_t m = 0; m < M; ++m)
+          for (int64_t n = 0; n < nb; ++n) out[m * N + n0 + n] = to_t(c[m * nb + n]);
+      }
+    });
+    return;
+  }
   if (transpose) {
     for_row_blocks(N, K * 4, [&](int64_t n0, int64_t n1) {
       std::vector<A> w(static_cast<size_t>(K));
@@ -107,15 +143,26 @@ void qmm(const QuantizedMatmul& p, const Arrays& in, Array& out) {
   std::vector<A> xv = values_of<T, A>(x);
   T* o = ptr<T>(out);
   const int64_t mat_rows = in[1].shape(-2);
-  if (in[1].ndim() == 2) {
+  const int64_t M = x.ndim() >= 2 ? x.shape(-2) : 1;
+  if (in[1].ndim() == 2 && M <= ROW_INDEPENDENT_ROWS) {
+    // Few rows per item: every row of every item in one pass over w (each
+    // row's sums are its own, so the batch changes no bits).
     product<T, A>(xv.data(), x.size() / std::max<int64_t>(K, 1), K, N, p.transpose(), q.group_size,
                   packed_loader(pk, 0), o);
     return;
   }
-  const int64_t items = lead(x, 2), M = x.shape(-2);
+  // Each item its own product (a matrix per item, or many rows per item:
+  // an item's bits are those of its product alone).
+  const int64_t items = lead(x, 2);
+  if (in[1].ndim() == 2) {
+    for (int64_t i = 0; i < items; ++i)
+      product<T, A>(xv.data() + i * M * K, M, K, N, p.transpose(), q.group_size, packed_loader(pk, 0),
+                    o + i * M * N, true);
+    return;
+  }
   for (int64_t i = 0; i < items; ++i)
     product<T, A>(xv.data() + i * M * K, M, K, N, p.transpose(), q.group_size,
-                  packed_loader(pk, i * mat_rows), o + i * M * N);
+                  packed_loader(pk, i * mat_rows), o + i * M * N, M > ROW_INDEPENDENT_ROWS);
 }
 
 // The flat indices of a gathered product, clamped to [0, count).
@@ -142,7 +189,7 @@ void gather_qmm(const GatherQMM& p, const Arrays& in, Array& out) {
   T* o = ptr<T>(out);
   for (size_t i = 0; i < lhs.size(); ++i)
     product<T, A>(xv.data() + lhs[i] * M * K, M, K, N, p.transpose(), q.group_size,
-                  packed_loader(pk, rhs[i] * mat_rows), o + int64_t(i) * M * N);
+                  packed_loader(pk, rhs[i] * mat_rows), o + int64_t(i) * M * N, M > ROW_INDEPENDENT_ROWS);
 }
 
 template <class T>
