@@ -7,7 +7,9 @@
 // Otherwise c is copied into the output and the call runs in place with
 // C = D and beta. Where the heuristic offers no algorithm for either, and
 // for k == 0, the product and the element-wise tail run as separate
-// kernels (the functors the composite uses).
+// kernels (the functors the composite uses); so do products of at most
+// ROW_INDEPENDENT_ROWS rows, whose product is matmul's few-row kernel
+// (row independent, unlike cuBLASLt's).
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
@@ -20,7 +22,9 @@
 #include "backend/broadcast_view.h"
 #include "backend/cuda/blas.h"
 #include "backend/cuda/cuda.h"
+#include "backend/cuda/matmul_rows.h"
 #include "nuvec/kernels/cast.h"
+#include "nuvec/ops/quantized.h"
 
 namespace nuvec::cuda {
 
@@ -292,7 +296,8 @@ void launch_addmm(const AddMM& p, const Array& a, const Array& b,
   if (out.size() == 0) return;
   Array c = backend::broadcast_view(c0, out.shape());
   blas::Types ty = blas::types_of(out.dtype());
-  if (a.shape(-1) > 0) {
+  const bool few = a.shape(-2) <= ROW_INDEPENDENT_ROWS && rows::supports(out.dtype());
+  if (a.shape(-1) > 0 && !few) {
     blas::Operands o = blas::operands(a, b, stream, st, true);
     LtProduct lt(o, ty, out);
     auto s = static_cast<cudaStream_t>(stream);

@@ -4,7 +4,9 @@
 // flag; other layouts are copied dense first. One matrix, or batches with
 // even strides, go in one cuBLASLt call (addmm.cpp's, without C), or one
 // strided-batched cuBLAS call where cuBLASLt's heuristic offers no
-// algorithm; other batches one cuBLAS call per matrix.
+// algorithm; other batches one cuBLAS call per matrix. Products of at most
+// ROW_INDEPENDENT_ROWS rows run our own kernel (matmul_rows.cu): cuBLAS's
+// split depends on the row count, so its rows are not independent.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -14,7 +16,9 @@
 
 #include "backend/cuda/blas.h"
 #include "backend/cuda/cuda.h"
+#include "backend/cuda/matmul_rows.h"
 #include "core/strided.h"
+#include "nuvec/ops/quantized.h"
 
 namespace nuvec::cuda {
 
@@ -126,6 +130,55 @@ cublasHandle_t handle_for(cudaStream_t s) {
 
 using blas::handle_for;
 
+namespace {
+
+// The few-row kernel's product a0 b0 (equal batch shapes, m <= 8, k > 0):
+// b copied dense where neither of its last axes is dense, batch axes
+// without extent dropped and merged where contiguous in both operands.
+// False, with nothing enqueued, beyond the kernel's batch axes or sizes
+// (cuBLAS then runs).
+bool few_rows(const Array& a0, const Array& b0, Array& out, void* stream, Stream st) {
+  const int nd = a0.ndim();
+  const int k = a0.shape()[nd - 1], n = b0.shape()[nd - 1];
+  if (k > (1 << 30)) return false;
+  rows::RowsArgs p;
+  // The batch of a0 and b into p; false past kMaxBatchDims axes.
+  auto batch = [&](const Array& b) {
+    int dims = 0;
+    for (int d = 0; d < nd - 2; ++d) {
+      const int64_t size = a0.shape()[d], sa = a0.strides()[d], sb = b.strides()[d];
+      if (size == 1) continue;
+      if (dims > 0 && p.a_bs[dims - 1] == sa * size && p.b_bs[dims - 1] == sb * size) {
+        p.batch_shape[dims - 1] *= size;  // items stay in row-major order
+        p.a_bs[dims - 1] = sa, p.b_bs[dims - 1] = sb;
+        continue;
+      }
+      if (dims == rows::kMaxBatchDims) return false;
+      p.batch_shape[dims] = size, p.a_bs[dims] = sa, p.b_bs[dims] = sb;
+      ++dims;
+    }
+    p.batch_ndim = dims;
+    return true;
+  };
+  if (!batch(b0)) return false;
+  Array b = b0;
+  if (!rows::b_layout_ok(b.strides()[nd - 2], b.strides()[nd - 1], k, n)) {
+    b = blas::dense(b0, stream, st);
+    batch(b);  // dense: merges at least as well
+  }
+  p.t = out.dtype();
+  p.a = blas::bytes(a0), p.b = blas::bytes(b), p.out = blas::bytes(out);
+  p.a_rs = a0.strides()[nd - 2], p.a_cs = a0.strides()[nd - 1];
+  p.b_rs = b.strides()[nd - 2], p.b_cs = b.strides()[nd - 1];
+  p.m = a0.shape()[nd - 2], p.n = n, p.k = k;
+  p.items = 1;
+  for (int d = 0; d < p.batch_ndim; ++d) p.items *= p.batch_shape[d];
+  rows::matmul_rows(p, stream);
+  return true;
+}
+
+}  // namespace
+
 void launch_matmul(const Array& a0, const Array& b0, Array& out, void* stream, Stream st) {
   auto s = static_cast<cudaStream_t>(stream);
   int nd = a0.ndim();
@@ -137,6 +190,8 @@ void launch_matmul(const Array& a0, const Array& b0, Array& out, void* stream, S
     return;
   }
   DType d = out.dtype();
+  if (a0.shape()[nd - 2] <= ROW_INDEPENDENT_ROWS && rows::supports(d) && few_rows(a0, b0, out, stream, st))
+    return;
   blas::Types ty = blas::types_of(d);
   blas::Operands o = blas::operands(a0, b0, stream, st, false);
   int m = o.m, n = o.n;
