@@ -93,7 +93,9 @@ std::vector<bool> literal_inputs(const Fused& f);
 /// layout of at most 8 dimensions). Parameters: the non-literal inputs'
 /// pointers in order, the outputs' pointers, the element count, then
 /// NvRows {len[inputs]} (contig) or NvLayout {ndim, shape[8],
-/// strides[inputs][8]} (strided), all 64-bit integers.
+/// strides[inputs][8], div[8], narrow} (strided), all 64-bit integers but
+/// div (kernels::FastDiv by each dimension but the first, used when
+/// narrow: fewer than 2^31 elements).
 enum class CudaVariant { contig, strided };
 std::string emit_cuda_kernel(const EmitRegion& r, int index, CudaVariant v);
 

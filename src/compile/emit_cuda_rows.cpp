@@ -1,11 +1,16 @@
 // The CUDA kernel of a FusedReduce step (docs/compile.md, "Fusion into
-// reductions"): one block of kernels::rows::kThreads threads per row
-// (grid-stride over rows), the stages in order. A map stage followed by a
-// reduction computes its value at each element of the thread's share of the
-// row in kernels::rows' fixed order and folds it (the Reduce kernel's
-// order, so the same bits); the result goes to every thread through shared
-// memory. Scalars stages run on every thread (the same bits everywhere);
-// the last map stage writes the outputs.
+// reductions"): a row to each group of `lanes` threads (grid-stride over
+// rows), the stages in order: a block of kernels::rows::kThreads threads
+// per row, or, for rows of at most rows::kStride elements, a warp per row
+// (kThreads / 32 rows a block). A map stage followed by a reduction
+// computes its value at each element of the row in kernels::rows' fixed
+// order and folds it (the Reduce kernel's order, so the same bits): the
+// block's thread t is that order's thread t; a warp's lane l plays threads
+// l, l + 32, ... (the order's warps one after another, each folded by the
+// same shuffles, their results then folded as the block's first warp
+// would). The result goes to every thread through shared memory (block)
+// or a shuffle (warp). Scalars stages run on every thread (the same bits
+// everywhere); the last map stage writes the outputs.
 #include <algorithm>
 #include <sstream>
 
@@ -138,8 +143,10 @@ std::string emit_cuda_rows_kernel(const FusedReduce& f, int index) {
     os << "const " << cpp_type(f.value_dtype(params[a])) << "* __restrict__ p" << a << ", ";
   for (size_t j = 0; j < f.outputs().size(); ++j)
     os << cpp_type(f.value_dtype(f.outputs()[j])) << "* __restrict__ q" << j << ", ";
-  os << "long long R, long long n, NvRowLayout L) {\n"
-     << "  const int t = threadIdx.x;\n";
+  // `lanes`: the threads of a row (rows::kThreads or 32).
+  os << "long long R, long long n, NvRowLayout L, int lanes) {\n"
+     << "  const int t = threadIdx.x % lanes;\n"
+     << "  const int per_block = rows::kThreads / lanes;\n";
   auto output_of = [&](int v) {
     for (size_t j = 0; j < f.outputs().size(); ++j)
       if (f.outputs()[j] == v) return static_cast<int>(j);
@@ -153,7 +160,8 @@ std::string emit_cuda_rows_kernel(const FusedReduce& f, int index) {
          << "  __shared__ bool nv_valid" << s << "[rows::kThreads / 32];\n"
          << "  __shared__ " << cpp_type(f.value_dtype(stages[s].results[0])) << " nv_result" << s << ";\n";
     }
-  os << "  for (long long row = blockIdx.x; row < R; row += gridDim.x) {\n";
+  os << "  for (long long row = static_cast<long long>(blockIdx.x) * per_block + threadIdx.x / lanes; row < R;\n"
+     << "       row += static_cast<long long>(gridDim.x) * per_block) {\n";
   // Whether this row's full inputs and outputs are dense along the row in
   // aligned packs of four (the same elements in the same order as the
   // general loops, read and written 4 at a time).
@@ -194,7 +202,7 @@ std::string emit_cuda_rows_kernel(const FusedReduce& f, int index) {
     const bool reduces = s + 1 < stages.size() && stages[s + 1].kind == RowStage::Kind::reduce;
     if (!reduces) {  // the outputs at S
       os << "    if (packed) {\n"
-         << "    for (long long j = rows::kPack * t; j < n; j += rows::kStride) {\n";
+         << "    for (long long j = rows::kPack * t; j < n; j += rows::kPack * lanes) {\n";
       e.pack_loads(st, "      ");
       for (size_t j = 0; j < st.results.size(); ++j)
         os << "      NvPack<" << cpp_type(f.value_dtype(st.results[j])) << "> r" << j << ";\n";
@@ -209,7 +217,7 @@ std::string emit_cuda_rows_kernel(const FusedReduce& f, int index) {
         os << "      *reinterpret_cast<NvPack<" << cpp_type(f.value_dtype(st.results[j])) << ">*>(q"
            << output_of(st.results[j]) << " + row * n + j) = r" << j << ";\n";
       os << "    }\n    } else {\n"
-         << "    for (long long c = t; c < n; c += rows::kThreads) {\n";
+         << "    for (long long c = t; c < n; c += lanes) {\n";
       e.body(st, r, "      ");
       for (size_t j = 0; j < st.results.size(); ++j)
         os << "      q" << output_of(st.results[j]) << "[row * n + c] = v" << st.program->outputs()[j] << ";\n";
@@ -222,10 +230,17 @@ std::string emit_cuda_rows_kernel(const FusedReduce& f, int index) {
     const std::string A = cpp_type(acc), O = cpp_type(out);
     std::string C = combine_name(red.type);
     C += "{}";
+    // Per warp of the order (one for a block's warp, all for a warp's):
+    // its threads' accumulators, folded over the warp; a warp's lane w then
+    // keeps order warp w's result (`wv`, `wh`), a block's warps leave
+    // theirs in shared memory.
     os << "    " << O << " s" << v << ";\n    {\n"
+       << "      " << A << " wv{};\n      bool wh = false;\n"
+       << "      for (int w = t / 32; w < rows::kThreads / 32; w += lanes / 32) {\n"
+       << "      const int vt = 32 * w + t % 32;\n"
        << "      rows::Acc4<" << A << "> part;\n"
        << "      if (packed) {\n"
-       << "      for (long long j = rows::kPack * t; j < n; j += rows::kStride) {\n";
+       << "      for (long long j = rows::kPack * vt; j < n; j += rows::kStride) {\n";
     e.pack_loads(st, "        ");
     os << "#pragma unroll\n      for (int k = 0; k < rows::kPack; ++k) {\n";
     e.packed = true;
@@ -233,7 +248,7 @@ std::string emit_cuda_rows_kernel(const FusedReduce& f, int index) {
     e.packed = false;
     os << "        part.add(k, Cast<" << A << ">{}(v" << st.program->outputs()[0] << "), " << C << ");\n"
        << "      }\n      }\n      } else {\n"
-       << "      for (long long j = rows::kPack * t; j < n; j += rows::kStride) {\n"
+       << "      for (long long j = rows::kPack * vt; j < n; j += rows::kStride) {\n"
        << "#pragma unroll\n      for (int k = 0; k < rows::kPack; ++k) {\n"
        << "        const long long c = j + k;\n        if (c >= n) break;\n";
     e.body(st, r, "        ");
@@ -241,13 +256,27 @@ std::string emit_cuda_rows_kernel(const FusedReduce& f, int index) {
        << "      }\n      }\n      }\n"
        << "      " << A << " acc;\n      bool have;\n"
        << "      part.total(acc, have, " << C << ");\n"
-       << "      rows::block_fold(acc, have, " << C << ", nv_values" << s + 1 << ", nv_valid" << s + 1 << ");\n"
-       << "      if (t == 0) nv_result" << s + 1 << " = Cast<" << O << ">{}(have ? acc : static_cast<" << A << ">("
+       << "      if (lanes == rows::kThreads) {\n"
+       << "        rows::block_fold(acc, have, " << C << ", nv_values" << s + 1 << ", nv_valid" << s + 1 << ");\n"
+       << "        wv = acc;\n        wh = have;\n"
+       << "      } else if (rows::kPack * 32 * w < n) {  // else no element: absent\n"
+       << "        rows::warp_fold(acc, have, " << C << ");\n"
+       << "        acc = rows::shuffle_from(acc, 0);\n"
+       << "        have = rows::shuffle_from(have, 0);\n"
+       << "        if (t == w) {\n          wv = acc;\n          wh = have;\n        }\n"
+       << "      }\n      }\n"
+       << "      if (lanes == rows::kThreads) {\n"
+       << "      if (t == 0) nv_result" << s + 1 << " = Cast<" << O << ">{}(wh ? wv : static_cast<" << A << ">("
        << empty_value(red.type) << "));\n"
        << "      __syncthreads();\n"
-       << "      s" << v << " = nv_result" << s + 1 << ";\n";
+       << "      s" << v << " = nv_result" << s + 1 << ";\n"
+       << "      } else {\n"
+       << "      rows::warp_fold(wv, wh, " << C << ");\n"
+       << "      s" << v << " = rows::shuffle_from(Cast<" << O << ">{}(wh ? wv : static_cast<" << A << ">("
+       << empty_value(red.type) << ")), 0);\n"
+       << "      }\n";
     if (int o = output_of(v); o >= 0) os << "      if (t == 0) q" << o << "[row] = s" << v << ";\n";
-    os << "      __syncthreads();\n    }\n";
+    os << "      if (lanes == rows::kThreads) __syncthreads();\n    }\n";
     ++s;
   }
   os << "  }\n}\n}  // namespace nuvec_rows" << index << "\n";

@@ -6,7 +6,8 @@
 // c % 4, in increasing c; a thread's four accumulators fold as ((0, 1),
 // (2, 3)); a warp's threads by shuffles (offsets 16, 8, 4, 2, 1); the
 // warps' results by the first warp the same way. The order depends only
-// on the row's length, never on its layout.
+// on the row's length, never on its layout (nor on how many threads play
+// those kThreads: compile's row kernels give a short row one warp).
 #pragma once
 
 #include "config.h"
@@ -42,6 +43,16 @@ __device__ __forceinline__ A shuffle_down(const A& v, int offset) {
   using W = typename Word<sizeof(A)>::type;
   unsigned long long bits = bit_cast<W>(v);
   bits = __shfl_down_sync(0xffffffffu, bits, offset);
+  return bit_cast<A>(static_cast<W>(bits));
+}
+
+// `v` of lane `from`, moved as a 64-bit word.
+template <class A>
+__device__ __forceinline__ A shuffle_from(const A& v, int from) {
+  static_assert(sizeof(A) <= 8, "values of at most 8 bytes");
+  using W = typename Word<sizeof(A)>::type;
+  unsigned long long bits = bit_cast<W>(v);
+  bits = __shfl_sync(0xffffffffu, bits, from);
   return bit_cast<A>(static_cast<W>(bits));
 }
 

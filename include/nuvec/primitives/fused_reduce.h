@@ -42,10 +42,11 @@ struct RowStage {
   Reduce::Type type = Reduce::Type::sum;  // reduce
 };
 
-/// The generated GPU kernel of a region (src/compile/jit_cuda.cpp): one
-/// block per row, every stage in one launch. Parameters: the inputs
-/// `params` (pointers), the outputs, the row count, the row length, then
-/// NvRowLayout {rs[params], cs[params]} (64-bit integers).
+/// The generated GPU kernel of a region (src/compile/jit_cuda.cpp): a
+/// block or a warp per row, every stage in one launch. Parameters: the
+/// inputs `params` (pointers), the outputs, the row count, the row length,
+/// NvRowLayout {rs[params], cs[params]} (64-bit integers), then the
+/// threads per row (int: 256, or 32 for rows of at most 1024 elements).
 struct FusedRowsGpuKernel {
   std::shared_ptr<const GpuModule> module;
   std::string name;

@@ -201,12 +201,19 @@ bool generated(const FusedGpuKernel& k, const std::vector<Array>& in, std::vecto
   auto c = cpu::collapse<kMaxInputs>(shape, st);
   if (c.shape.size() > kMaxDims) return false;
   size_t nrows = std::max<size_t>(k.params.size(), 1);
-  std::vector<long long> layout(1 + kMaxDims + nrows * kMaxDims, 0);
+  // NvLayout: ndim, shape, strides, then each dimension's kernels::FastDiv
+  // (one 8-byte slot each) and whether they are used (below 2^31 elements).
+  const size_t divs = 1 + kMaxDims + nrows * kMaxDims;
+  std::vector<long long> layout(divs + kMaxDims + 1, 0);
   layout[0] = static_cast<long long>(c.shape.size());
   for (size_t d = 0; d < c.shape.size(); ++d) {
     layout[1 + d] = c.shape[d];
     for (size_t a = 0; a < k.params.size(); ++a) layout[1 + kMaxDims + a * kMaxDims + d] = c.strides[a][d];
+    if (d == 0 || c.shape[d] < 2) continue;
+    kernels::FastDiv f = kernels::fast_div(static_cast<kernels::u32>(std::min<long long>(c.shape[d], 1ll << 30)));
+    std::memcpy(&layout[divs + d], &f, sizeof f);
   }
+  layout.back() = n < (1ll << 31);
   args.push_back(layout.data());
   long long per_block = static_cast<long long>(kThreads) * 4;
   dim3 grid(static_cast<unsigned>((n + per_block - 1) / per_block));
