@@ -33,9 +33,10 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader ||
 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNUVEC_BUILD_EXAMPLES=OFF \
   -DNUVEC_BUILD_FUZZ=OFF "${extra[@]}"
 if [ "$only" = matmul ]; then
-  cmake --build "$dir" --target gpu_matmul_bench -j "$(nproc)"
+  cmake --build "$dir" --target gpu_matmul_bench gpu_matmul_rows_bench -j "$(nproc)"
   status=0
   "$dir/bench/gpu_matmul_bench" || status=$?
+  "$dir/bench/gpu_matmul_rows_bench" || status=$?
   python3 tools/peer_gpu_bench.py --matmul || status=$?
   exit $status
 fi
@@ -51,7 +52,8 @@ if [ "$only" = fast ]; then
   fi
   exit $status
 fi
-cmake --build "$dir" --target nuvec_tests gpu_bench gpu_compile_bench gpu_matmul_bench -j "$(nproc)"
+cmake --build "$dir" --target nuvec_tests gpu_bench gpu_compile_bench gpu_matmul_bench gpu_matmul_rows_bench \
+  nn_train_bench -j "$(nproc)"
 status=0
 # In groups, so that a crash in one leaves the others' results.
 for group in 'Gpu.*:GpuMemory*' 'GpuRegistry*:GpuOpsRegistry*' 'GpuSortScan*' 'GpuCompile*:GpuTable*' 'GpuCudaKernel*:CudaKernel*' '-Gpu*:CudaKernel*'; do
@@ -60,6 +62,8 @@ done
 "$dir/bench/gpu_bench" || status=$?
 "$dir/bench/gpu_compile_bench" || status=$?
 "$dir/bench/gpu_matmul_bench" || status=$?
+"$dir/bench/gpu_matmul_rows_bench" || status=$?
+tools/bench_train.sh "$dir" gpu || status=$?
 if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
   python3 tools/peer_gpu_bench.py || status=$?
   python3 tools/peer_gpu_bench.py --matmul || status=$?
