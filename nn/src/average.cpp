@@ -3,6 +3,7 @@
 #include "nuvec/nn/average.h"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 namespace nuvec::nn {
@@ -46,14 +47,28 @@ std::vector<Array> average_leaves(const std::vector<Array>& leaves, size_t bucke
   for (auto& [d, indices] : by_dtype) {
     std::vector<size_t> bucket;
     size_t bytes = 0;
+    int64_t elements = 0;
     for (size_t i : indices) {
+      // A leaf too large for a 1-d array of int dims is averaged as it is
+      // (averaging is element-wise); buckets stay under that size too.
+      if (leaves[i].size() > std::numeric_limits<int>::max()) {
+        out[i] = avg(leaves[i]);
+        continue;
+      }
       size_t b = static_cast<size_t>(leaves[i].nbytes());
+      if (!bucket.empty() && elements + leaves[i].size() > std::numeric_limits<int>::max()) {
+        flush(bucket);
+        bytes = 0;
+        elements = 0;
+      }
       if (!bucket.empty() && bytes + b > bucket_bytes) {
         flush(bucket);
         bytes = 0;
+        elements = 0;
       }
       bucket.push_back(i);
       bytes += b;
+      elements += leaves[i].size();
     }
     flush(bucket);
   }

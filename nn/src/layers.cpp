@@ -72,8 +72,8 @@ Linear::Linear(int input_dims, int output_dims, bool has_bias) {
 }
 
 int Linear::input_dims() const {
-  int cols = static_cast<int>(weight.value.shape(1));
-  return quantized() ? cols * 32 / quantization.bits : cols;
+  int64_t cols = weight.value.shape(1);  // packed words when quantized: 32 / bits values each
+  return static_cast<int>(quantized() ? cols * 32 / quantization.bits : cols);
 }
 
 Array Linear::operator()(const Array& x) const {
@@ -125,8 +125,8 @@ Embedding::Embedding(int num_embeddings, int dims) {
 }
 
 int Embedding::dims() const {
-  int cols = static_cast<int>(weight.value.shape(1));
-  return quantized() ? cols * 32 / quantization.bits : cols;
+  int64_t cols = weight.value.shape(1);
+  return static_cast<int>(quantized() ? cols * 32 / quantization.bits : cols);
 }
 
 Array Embedding::operator()(const Array& x) const {

@@ -154,10 +154,11 @@ std::shared_ptr<const GpuModule> gpu_module(const std::string& program, const ba
 namespace {
 
 /// How many programs a trace's kernels are split into: one per core the
-/// machine has (NVRTC's time grows with the program; chunks build at once),
-/// at most one per kernel, NUVEC_GPU_COMPILE_THREADS to override.
+/// machine has, at most 16 (NVRTC's time grows with the program; chunks
+/// build at once, each NVRTC instance holding its own memory), at most one
+/// per kernel, NUVEC_GPU_COMPILE_THREADS to override.
 size_t chunk_count(size_t kernels) {
-  size_t n = std::max(1u, std::thread::hardware_concurrency());
+  size_t n = std::min(16u, std::max(1u, std::thread::hardware_concurrency()));
   if (const char* e = std::getenv("NUVEC_GPU_COMPILE_THREADS")) n = std::max(1, std::atoi(e));
   return std::max<size_t>(1, std::min(n, kernels));
 }

@@ -7,6 +7,7 @@
 
 using namespace nuvec;
 using nuvec::nn_test::ref_array;
+using nuvec::nn_test::params_of;
 using nuvec::nn_test::same_bits;
 
 namespace {
@@ -14,17 +15,6 @@ namespace {
 const refs::Case& ref(const std::string& id) {
   static auto cases = nn_test::ref_cases("nn_layers.ref");
   return cases.at(id);
-}
-
-template <class... M>
-std::vector<Array> params_of(const M&... layers) {
-  std::vector<Array> out;
-  (
-      [&] {
-        for (auto& [p, a] : layers.parameters()) out.push_back(a);
-      }(),
-      ...);
-  return out;
 }
 
 void expect_outputs(const refs::Case& c, const std::vector<Array>& got, bool bits = true, double tol = 0) {

@@ -15,22 +15,13 @@
 using namespace nuvec;
 using namespace nuvec::nn::losses;
 using nuvec::nn_test::ref_array;
+using nuvec::nn_test::ulp_distance;
 
 namespace {
 
 const std::vector<refs::Case>& all_cases() {
   static auto cases = refs::load(refs::ref_path("nn_losses.ref"));
   return cases;
-}
-
-int64_t ulp_distance(uint64_t a, uint64_t b, int width) {
-  uint64_t sign = uint64_t(1) << (width - 1);
-  auto ordered = [&](uint64_t v) {
-    return (v & sign) ? -static_cast<int64_t>(v & ~sign)
-                      : static_cast<int64_t>(v);
-  };
-  int64_t d = ordered(a) - ordered(b);
-  return d < 0 ? -d : d;
 }
 
 /// How far a loss may be from MLX's: `ulps` in the dtype, or `atol` times

@@ -18,18 +18,6 @@ inline const refs::Case& layers2(const std::string& id) {
   return cases.at(id);
 }
 
-/// The parameters of every layer, in order (MLX's tree_flatten order).
-template <class... M>
-std::vector<Array> params_of(const M&... layers) {
-  std::vector<Array> out;
-  (
-      [&] {
-        for (auto& [p, a] : layers.parameters()) out.push_back(a);
-      }(),
-      ...);
-  return out;
-}
-
 /// Compares got[i] with the case's output i: bit for bit, or within `tol`
 /// (relative and absolute) for the outputs listed in `near`.
 inline void expect_outputs(const refs::Case& c, const std::vector<Array>& got,

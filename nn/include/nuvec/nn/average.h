@@ -11,7 +11,8 @@
 
 namespace nuvec::nn {
 
-/// Averages one flat bucket (a 1-d array) over the group.
+/// Averages one flat bucket (a 1-d array; a leaf of more than INT_MAX
+/// elements comes as it is) over the group, element by element.
 using Averager = std::function<Array(const Array& bucket)>;
 
 /// Installs the averager (distributed code does; an empty function removes
