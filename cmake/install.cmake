@@ -2,10 +2,13 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-install(TARGETS nuvec nuvec_nn EXPORT nuvecTargets
+install(TARGETS nuvec nuvec_nn nuvec_lm EXPORT nuvecTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(DIRECTORY include/nuvec nn/include/nuvec DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+if(TARGET nuvec-lm)
+  install(TARGETS nuvec-lm RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
+install(DIRECTORY include/nuvec nn/include/nuvec lm/include/nuvec DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT nuvecTargets NAMESPACE nuvec:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/nuvec)
 configure_package_config_file(cmake/nuvecConfig.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/nuvecConfig.cmake

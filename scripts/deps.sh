@@ -2,7 +2,8 @@
 # Installs the Debian 12 packages nuvec needs when run as root, or prints the
 # apt-get line otherwise. Safe to run repeatedly.
 set -euo pipefail
-packages=(cmake ninja-build g++ ccache libopenblas-dev libgtest-dev libbenchmark-dev fortunes)
+packages=(cmake ninja-build g++ ccache libopenblas-dev libgtest-dev libbenchmark-dev fortunes
+  nlohmann-json3-dev libpcre2-dev libicu-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,0 +1,257 @@
+#include "models/blocks.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "config.h"
+#include "nuvec/fast.h"
+
+namespace nuvec::lm::detail {
+
+Array Linear::operator()(const Array& x) const {
+  Array y = quantized() ? quantized_matmul(x, weight, *scales, biases, true, group_size, bits)
+                        : matmul(x, weight.t());
+  return bias ? y + *bias : y;
+}
+
+void Linear::collect(const std::string& prefix, NamedList& out) const {
+  out.emplace_back(prefix + ".weight", weight);
+  if (scales) out.emplace_back(prefix + ".scales", *scales);
+  if (biases) out.emplace_back(prefix + ".biases", *biases);
+  if (bias) out.emplace_back(prefix + ".bias", *bias);
+}
+
+Array Embedding::operator()(const Array& ids) const {
+  if (!table.quantized()) return take(table.weight, ids, 0);
+  return dequantize(take(table.weight, ids, 0), take(*table.scales, ids, 0), take(*table.biases, ids, 0),
+                    table.group_size, table.bits);
+}
+
+namespace {
+std::string shape_text(const Shape& s) {
+  std::ostringstream o;
+  o << "(";
+  for (size_t i = 0; i < s.size(); ++i) o << (i ? ", " : "") << s[i];
+  o << ")";
+  return o.str();
+}
+}  // namespace
+
+Array Weights::take(const std::string& name, const Shape& shape) {
+  auto it = map_.find(name);
+  if (it == map_.end()) {
+    problems_.push_back("missing " + name);
+    return zeros(shape);
+  }
+  used_.insert(name);
+  if (it->second.shape() != shape) {
+    problems_.push_back(name + ": expected shape " + shape_text(shape) + ", got " +
+                        shape_text(it->second.shape()));
+    return zeros(shape);
+  }
+  return it->second;
+}
+
+std::optional<Array> Weights::take_if(const std::string& name, const Shape& shape) {
+  if (!has(name)) return std::nullopt;
+  return take(name, shape);
+}
+
+namespace {
+// Bits and group size of a quantized matrix with `in` inputs, from the
+// packed and scales widths.
+bool quant_params(int in, int packed, int groups, int& bits, int& group) {
+  if (in <= 0 || groups <= 0 || in % groups != 0 || (int64_t(packed) * 32) % in != 0) return false;
+  bits = static_cast<int>(int64_t(packed) * 32 / in);
+  group = in / groups;
+  const bool bits_ok = bits == 2 || bits == 3 || bits == 4 || bits == 5 || bits == 6 || bits == 8;
+  return bits_ok && (group == 32 || group == 64 || group == 128);
+}
+}  // namespace
+
+Linear Weights::stacked(const std::string& prefix, int n, int in, int out) {
+  Linear l;
+  Shape lead = n > 0 ? Shape{n} : Shape{};
+  auto with = [&](Shape s) {
+    Shape r = lead;
+    r.insert(r.end(), s.begin(), s.end());
+    return r;
+  };
+  const std::string wname = prefix + ".weight";
+  if (has(prefix + ".scales")) {
+    auto it = map_.find(wname);
+    auto st = map_.find(prefix + ".scales");
+    if (it == map_.end()) {
+      problems_.push_back("missing " + wname);
+      return l;
+    }
+    const Shape& ws = it->second.shape();
+    const Shape& ss = st->second.shape();
+    if (ws.empty() || ss.empty() ||
+        !quant_params(in, ws.back(), ss.back(), l.bits, l.group_size)) {
+      problems_.push_back(wname + ": shapes " + shape_text(ws) + " and scales " + shape_text(ss) +
+                          " are not a quantization of " + std::to_string(in) + " inputs");
+      used_.insert(wname);
+      used_.insert(prefix + ".scales");
+      l.bits = 0;
+      return l;
+    }
+    int packed = in * l.bits / 32, groups = in / l.group_size;
+    l.weight = take(wname, with({out, packed}));
+    l.scales = take(prefix + ".scales", with({out, groups}));
+    l.biases = take(prefix + ".biases", with({out, groups}));
+  } else {
+    l.weight = take(wname, with({out, in}));
+  }
+  return l;
+}
+
+Linear Weights::linear(const std::string& prefix, int in, int out, bool bias) {
+  Linear l = stacked(prefix, 0, in, out);
+  if (bias) l.bias = take(prefix + ".bias", {out});
+  return l;
+}
+
+Embedding Weights::embedding(const std::string& prefix, int vocab, int dims) {
+  return Embedding{stacked(prefix, 0, dims, vocab)};
+}
+
+void Weights::finish() {
+  std::vector<std::string> all = problems_;
+  for (const auto& [name, a] : map_)
+    if (!used_.count(name)) all.push_back("unexpected " + name);
+  if (all.empty()) return;
+  std::sort(all.begin() + static_cast<std::ptrdiff_t>(problems_.size()), all.end());
+  std::string msg = source_ + ": " + std::to_string(all.size()) + " problem(s) with the weights:";
+  const size_t shown = std::min<size_t>(all.size(), 40);
+  for (size_t i = 0; i < shown; ++i) msg += "\n  " + all[i];
+  if (shown < all.size()) msg += "\n  ... and " + std::to_string(all.size() - shown) + " more";
+  fail(ErrorKind::io, msg);
+}
+
+Array rms_norm(const Array& x, const Array& w, float eps) { return fast::rms_norm(x, w, eps); }
+
+Mask attention_mask(int L, int T, int offset_after, int window) {
+  // Query i sits at position offset_after - L + i, key t at offset_after - T + t.
+  const bool window_binds = window > 0 && T > window;
+  if (L == 1 && !window_binds) return {"", std::nullopt};
+  if (!window_binds) return {"causal", std::nullopt};
+  Array qpos = arange(offset_after - L, offset_after, int32).reshape({L, 1});
+  Array kpos = arange(offset_after - T, offset_after, int32).reshape({1, T});
+  Array keep = logical_and(less_equal(kpos, qpos), greater(kpos, qpos - window));
+  return {"array", keep};
+}
+
+Array Attention::operator()(const AttentionSpec& spec, const Array& x, LayerCache& cache) const {
+  const int B = x.shape(0), L = x.shape(1);
+  Array qs = q(x).reshape({B, L, spec.heads, spec.head_dim});
+  Array ks = k(x).reshape({B, L, spec.kv_heads, spec.head_dim});
+  Array vs = v(x).reshape({B, L, spec.kv_heads, spec.head_dim}).transpose({0, 2, 1, 3});
+  if (q_norm) qs = fast::rms_norm(qs, *q_norm, spec.norm_eps);
+  if (k_norm) ks = fast::rms_norm(ks, *k_norm, spec.norm_eps);
+  qs = qs.transpose({0, 2, 1, 3});
+  ks = ks.transpose({0, 2, 1, 3});
+  const int offset = cache.offset();
+  qs = fast::rope(qs, spec.rope_dims, spec.rope_traditional, spec.rope_base, spec.rope_scale, offset,
+                  spec.rope_freqs);
+  ks = fast::rope(ks, spec.rope_dims, spec.rope_traditional, spec.rope_base, spec.rope_scale, offset,
+                  spec.rope_freqs);
+  auto [kc, vc] = cache.update_and_fetch(ks, vs);
+  Mask m = attention_mask(L, kc.shape(2), cache.offset(), cache.window());
+  Array out = fast::scaled_dot_product_attention(qs, kc, vc, spec.scale, m.mode, m.array);
+  return o(out.transpose({0, 2, 1, 3}).reshape({B, L, spec.heads * spec.head_dim}));
+}
+
+void Attention::collect(const std::string& prefix, NamedList& out) const {
+  q.collect(prefix + ".q_proj", out);
+  k.collect(prefix + ".k_proj", out);
+  v.collect(prefix + ".v_proj", out);
+  o.collect(prefix + ".o_proj", out);
+  if (q_norm) out.emplace_back(prefix + ".q_norm.weight", *q_norm);
+  if (k_norm) out.emplace_back(prefix + ".k_norm.weight", *k_norm);
+}
+
+namespace {
+Array gelu_tanh(const Array& x) {
+  // 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), mlx's gelu_approx.
+  return 0.5f * x * (1.0f + tanh(std::sqrt(2.0f / float(M_PI)) * (x + 0.044715f * x * x * x)));
+}
+Array silu(const Array& x) { return x * sigmoid(x); }
+}  // namespace
+
+Array Mlp::operator()(const Array& x) const {
+  Array g = gate(x);
+  return down((gelu ? gelu_tanh(g) : silu(g)) * up(x));
+}
+
+void Mlp::collect(const std::string& prefix, NamedList& out) const {
+  gate.collect(prefix + ".gate_proj", out);
+  up.collect(prefix + ".up_proj", out);
+  down.collect(prefix + ".down_proj", out);
+}
+
+namespace {
+Array switch_linear(const Linear& l, const Array& x, const Array& idx, bool sorted) {
+  if (l.quantized())
+    return gather_qmm(x, l.weight, *l.scales, l.biases, std::nullopt, idx, true, l.group_size, l.bits,
+                      "affine", std::nullopt, sorted);
+  return gather_mm(x, l.weight.swapaxes(-1, -2), std::nullopt, idx, sorted);
+}
+}  // namespace
+
+Array SwitchMlp::operator()(const Array& x, const Array& indices) const {
+  // mlx-lm's SwitchGLU: x [..., D] -> [..., k, D]; sorted by expert once
+  // there are 64 or more (token, expert) pairs.
+  Array xe = expand_dims(x, {-2, -3});
+  const bool sort = indices.size() >= 64;
+  Array idx = indices;
+  std::optional<Array> inv;
+  if (sort) {
+    const int M = indices.shape(-1);
+    Array flat = indices.flatten();
+    Array order = argsort(flat);
+    inv = argsort(order);
+    xe = take(xe.flatten(0, -3), floor_divide(order, array(M, order.dtype())), 0);
+    idx = take(flat, order, 0);
+  }
+  Array g = switch_linear(gate, xe, idx, sort);
+  Array u = switch_linear(up, xe, idx, sort);
+  Array y = switch_linear(down, silu(g) * u, idx, sort);
+  if (sort) {
+    y = take(y, *inv, 0);
+    Shape s = indices.shape();
+    s.push_back(y.shape(-2));
+    s.push_back(y.shape(-1));
+    y = y.reshape(s);
+  }
+  return y.squeeze({-2});
+}
+
+void SwitchMlp::collect(const std::string& prefix, NamedList& out) const {
+  gate.collect(prefix + ".gate_proj", out);
+  up.collect(prefix + ".up_proj", out);
+  down.collect(prefix + ".down_proj", out);
+}
+
+void convert(Linear& w, DType dtype, bool dequantize_weights) {
+  auto conv = [&](Array& a) {
+    if (is_floating(a.dtype()) && a.dtype() != dtype) a = a.astype(dtype);
+  };
+  if (w.quantized() && dequantize_weights) {
+    // Scales and biases in the target dtype first (exact from float16), as
+    // mlx-lm's loaders dequantize.
+    std::optional<Array> b = w.biases ? std::optional<Array>(w.biases->astype(dtype)) : std::nullopt;
+    w.weight = dequantize(w.weight, w.scales->astype(dtype), b, w.group_size, w.bits, "affine", std::nullopt, dtype);
+    w.scales.reset();
+    w.biases.reset();
+    w.bits = w.group_size = 0;
+  } else if (w.quantized()) {
+    conv(*w.scales);
+    if (w.biases) conv(*w.biases);
+  } else {
+    conv(w.weight);
+  }
+  if (w.bias) conv(*w.bias);
+}
+
+}  // namespace nuvec::lm::detail

@@ -1,0 +1,238 @@
+// nuvec-lm: generate, chat, convert and bench (docs/lm.md, "The tool").
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "nuvec/lm.h"
+
+using namespace nuvec;
+
+namespace {
+
+struct Args {
+  std::string command;
+  std::map<std::string, std::string> values;
+  bool has(const std::string& k) const { return values.count(k) > 0; }
+  std::string get(const std::string& k, const std::string& d = "") const {
+    auto it = values.find(k);
+    return it == values.end() ? d : it->second;
+  }
+  double num(const std::string& k, double d) const { return has(k) ? std::stod(get(k)) : d; }
+};
+
+const char* kUsage =
+    "usage:\n"
+    "  nuvec-lm generate --model DIR|FILE.gguf --prompt TEXT [--max-tokens N] [--temp T] [--top-p P]\n"
+    "                    [--top-k K] [--min-p M] [--repetition-penalty R] [--seed S] [--chat]\n"
+    "                    [--dtype float32|bfloat16|float16] [--device cpu|gpu]\n"
+    "  nuvec-lm chat --model DIR|FILE.gguf [--max-tokens N] [--temp T] [--seed S] [--device cpu|gpu]\n"
+    "  nuvec-lm convert --model DIR|FILE.gguf --out DIR2 [--quantize --bits 4 --group-size 64 | --dtype bfloat16]\n"
+    "  nuvec-lm bench --model DIR|FILE.gguf [--device cpu|gpu] [--dtype ...]\n";
+
+const std::vector<std::string> kFlags = {"--chat", "--quantize"};
+
+Args parse(int argc, char** argv) {
+  if (argc < 2) throw std::invalid_argument("no command");
+  Args a;
+  a.command = argv[1];
+  for (int i = 2; i < argc; ++i) {
+    std::string k = argv[i];
+    if (k.rfind("--", 0) != 0) throw std::invalid_argument("unexpected argument " + k);
+    if (std::find(kFlags.begin(), kFlags.end(), k) != kFlags.end()) {
+      a.values[k.substr(2)] = "1";
+      continue;
+    }
+    if (i + 1 >= argc) throw std::invalid_argument(k + " needs a value");
+    a.values[k.substr(2)] = argv[++i];
+  }
+  return a;
+}
+
+std::optional<DType> parse_dtype(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  if (s == "float32") return float32;
+  if (s == "bfloat16") return bfloat16;
+  if (s == "float16") return float16;
+  throw std::invalid_argument("--dtype must be float32, bfloat16 or float16, got " + s);
+}
+
+lm::LoadConfig load_config(const Args& a) {
+  lm::LoadConfig c;
+  c.dtype = parse_dtype(a.get("dtype"));
+  const std::string dev = a.get("device");
+  if (dev == "gpu") {
+    if (!is_available(Device::gpu)) throw std::invalid_argument("--device gpu: no GPU here");
+    set_default_device(Device::gpu);
+    c.device = Device::gpu;
+  } else if (dev == "cpu" || dev.empty()) {
+    if (dev == "cpu") set_default_device(Device::cpu);
+    else if (is_available(Device::gpu)) {
+      set_default_device(Device::gpu);
+      c.device = Device::gpu;
+    }
+  } else {
+    throw std::invalid_argument("--device must be cpu or gpu");
+  }
+  return c;
+}
+
+lm::GenerateOptions generate_options(const Args& a) {
+  lm::GenerateOptions o;
+  o.max_tokens = static_cast<int>(a.num("max-tokens", 256));
+  o.sampler.temp = static_cast<float>(a.num("temp", 0.0));
+  o.sampler.top_p = static_cast<float>(a.num("top-p", 0.0));
+  o.sampler.top_k = static_cast<int>(a.num("top-k", 0));
+  o.sampler.min_p = static_cast<float>(a.num("min-p", 0.0));
+  if (a.has("repetition-penalty")) o.processors.repetition_penalty = static_cast<float>(a.num("repetition-penalty", 1));
+  if (a.has("seed")) o.seed = static_cast<uint64_t>(std::stoull(a.get("seed")));
+  return o;
+}
+
+void print_stats(const lm::GenerationResponse& r) {
+  std::printf("\n==========\nPrompt: %d tokens, %.3f tokens-per-sec\nGeneration: %d tokens, %.3f tokens-per-sec\n"
+              "Peak memory: %.3f GB\n",
+              r.prompt_tokens, r.prompt_tps, r.generation_tokens, r.generation_tps, r.peak_memory_gb);
+}
+
+std::vector<int> prompt_ids(const lm::Loaded& m, const std::string& text, bool chat) {
+  if (!chat) return m.tokenizer.encode(text, true);
+  if (m.tokenizer.chat_template().empty()) throw std::invalid_argument("--chat: the checkpoint has no chat template");
+  lm::ChatTemplate t(m.tokenizer.chat_template());
+  return m.tokenizer.encode(t.apply({{"user", text}}, true, m.tokenizer.bos_token(), m.tokenizer.eos_token()), false);
+}
+
+int cmd_generate(const Args& a) {
+  if (!a.has("model") || !a.has("prompt")) throw std::invalid_argument("generate needs --model and --prompt");
+  auto m = lm::load(a.get("model"), load_config(a));
+  auto o = generate_options(a);
+  o.eos_token_ids = m.eos_token_ids;
+  auto ids = prompt_ids(m, a.get("prompt"), a.has("chat"));
+  auto r = lm::stream_generate(*m.model, m.tokenizer, ids, o, [](const lm::GenerationResponse& r) {
+    std::fputs(r.text.c_str(), stdout);
+    std::fflush(stdout);
+    return true;
+  });
+  print_stats(r);
+  return 0;
+}
+
+// The chat loop: the whole conversation is rendered each turn and only the
+// tokens past what the cache holds are fed (the cache is trimmed back to
+// the common prefix when the rendering of earlier turns differs).
+int cmd_chat(const Args& a) {
+  if (!a.has("model")) throw std::invalid_argument("chat needs --model");
+  auto m = lm::load(a.get("model"), load_config(a));
+  if (m.tokenizer.chat_template().empty()) throw std::invalid_argument("chat: the checkpoint has no chat template");
+  lm::ChatTemplate tmpl(m.tokenizer.chat_template());
+  auto o = generate_options(a);
+  o.eos_token_ids = m.eos_token_ids;
+  std::vector<lm::ChatMessage> messages;
+  lm::PromptCache cache = m.model->make_cache();
+  std::vector<int> cached;  // the tokens the cache holds
+  std::printf("[nuvec-lm chat: type a message; an empty line or end of input quits]\n");
+  std::string line;
+  while (std::printf(">> "), std::fflush(stdout), std::getline(std::cin, line) && !line.empty()) {
+    messages.push_back({"user", line});
+    auto ids = m.tokenizer.encode(
+        tmpl.apply(messages, true, m.tokenizer.bos_token(), m.tokenizer.eos_token()), false);
+    size_t common = 0;
+    while (common < cached.size() && common < ids.size() && cached[common] == ids[common]) ++common;
+    if (common == ids.size()) --common;  // at least one token to feed
+    bool trimmed = true;
+    for (auto& c : cache) trimmed = trimmed && c->trim(static_cast<int>(cached.size() - common));
+    if (!trimmed) {
+      cache = m.model->make_cache();
+      common = 0;
+    }
+    std::vector<int> rest(ids.begin() + static_cast<std::ptrdiff_t>(common), ids.end());
+    cached.assign(ids.begin(), ids.end());
+    std::string answer;
+    std::vector<int> generated;
+    auto r = lm::stream_generate(*m.model, m.tokenizer, rest, o,
+                                 [&](const lm::GenerationResponse& r) {
+                                   std::fputs(r.text.c_str(), stdout);
+                                   std::fflush(stdout);
+                                   answer += r.text;
+                                   generated.push_back(r.step.token);
+                                   return true;
+                                 },
+                                 &cache);
+    // The cache holds every generated token but the last.
+    if (!generated.empty()) cached.insert(cached.end(), generated.begin(), generated.end() - 1);
+    std::printf("\n");
+    (void)r;
+    messages.push_back({"assistant", answer});
+  }
+  return 0;
+}
+
+int cmd_convert(const Args& a) {
+  if (!a.has("model") || !a.has("out")) throw std::invalid_argument("convert needs --model and --out");
+  lm::LoadConfig c;
+  c.dtype = parse_dtype(a.get("dtype"));
+  if (a.has("quantize")) {
+    c.quantize_bits = static_cast<int>(a.num("bits", 4));
+    c.quantize_group_size = static_cast<int>(a.num("group-size", 64));
+  }
+  auto m = lm::load(a.get("model"), c);
+  lm::save_checkpoint(*m.model, m.config_json, a.get("out"), a.get("model"));
+  std::printf("wrote %s (%zu parameters, %.1f MB)\n", a.get("out").c_str(), m.model->info().num_parameters,
+              static_cast<double>(m.model->info().weight_bytes) / 1e6);
+  return 0;
+}
+
+int cmd_bench(const Args& a) {
+  if (!a.has("model")) throw std::invalid_argument("bench needs --model");
+  auto model = lm::load_model(a.get("model"), load_config(a));
+  const auto& info = model->info();
+  std::printf("model %s: %d layers, hidden %d, %zu parameters, %.1f MB of weights, %s\n", info.model_type.c_str(),
+              info.num_layers, info.hidden_size, info.num_parameters, static_cast<double>(info.weight_bytes) / 1e6,
+              default_device() == Device::gpu ? "gpu" : "cpu");
+  std::printf("| prompt | prefill tok/s | time to first token (s) | decode tok/s | peak memory (GB) |\n"
+              "|---:|---:|---:|---:|---:|\n");
+  const int decode = static_cast<int>(a.num("decode-tokens", 64));
+  for (int len : {16, 128, 512, 2048}) {
+    std::vector<int> ids(static_cast<size_t>(len));
+    for (int i = 0; i < len; ++i) ids[static_cast<size_t>(i)] = (i * 7919 + 13) % info.vocab_size;
+    lm::PromptCache cache;
+    reset_peak_memory();
+    lm::GenerateOptions o;
+    o.max_tokens = decode;
+    lm::TokenGenerator gen(*model, ids, cache, o);
+    auto t0 = std::chrono::steady_clock::now();
+    gen.next();
+    auto t1 = std::chrono::steady_clock::now();
+    int n = 0;
+    while (gen.next()) ++n;
+    auto t2 = std::chrono::steady_clock::now();
+    double ttft = std::chrono::duration<double>(t1 - t0).count();
+    double dec = std::chrono::duration<double>(t2 - t1).count();
+    std::printf("| %d | %.1f | %.3f | %.1f | %.3f |\n", len, len / ttft, ttft, n / dec,
+                static_cast<double>(get_peak_memory()) / 1e9);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    Args a = parse(argc, argv);
+    if (a.command == "generate") return cmd_generate(a);
+    if (a.command == "chat") return cmd_chat(a);
+    if (a.command == "convert") return cmd_convert(a);
+    if (a.command == "bench") return cmd_bench(a);
+    throw std::invalid_argument("unknown command " + a.command);
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "nuvec-lm: %s\n%s", e.what(), kUsage);
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "nuvec-lm: %s\n", e.what());
+    return 1;
+  }
+}
