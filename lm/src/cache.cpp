@@ -2,6 +2,8 @@
 #include "nuvec/lm/cache.h"
 
 #include "config.h"
+#include "models/blocks.h"
+#include "nuvec/fast.h"
 
 namespace nuvec::lm {
 
@@ -35,6 +37,28 @@ Array grow(const std::optional<Array>& buf, const Array& like, int prev, int nee
   return concatenate({kept, fresh}, 2);
 }
 }  // namespace
+
+namespace detail {
+
+Mask attention_mask(int L, int T, int offset_after, int window) {
+  // Query i sits at position offset_after - L + i, key t at offset_after - T + t.
+  const bool window_binds = window > 0 && T > window;
+  if (L == 1 && !window_binds) return {"", std::nullopt};
+  if (!window_binds) return {"causal", std::nullopt};
+  Array qpos = arange(offset_after - L, offset_after, int32).reshape({L, 1});
+  Array kpos = arange(offset_after - T, offset_after, int32).reshape({1, T});
+  Array keep = logical_and(less_equal(kpos, qpos), greater(kpos, qpos - window));
+  return {"array", keep};
+}
+
+}  // namespace detail
+
+Array LayerCache::attend(const Array& q, const Array& keys, const Array& values, float scale) {
+  const int L = q.shape(2);
+  auto [k, v] = update_and_fetch(keys, values);
+  detail::Mask m = detail::attention_mask(L, k.shape(2), offset(), window());
+  return fast::scaled_dot_product_attention(q, k, v, scale, m.mode, m.array);
+}
 
 std::pair<Array, Array> KVCache::update_and_fetch(const Array& k, const Array& v) {
   check_kv(k, v);

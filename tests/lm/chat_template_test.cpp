@@ -39,9 +39,10 @@ const Json& refs() {
 // Renders one case: the template's output, or "error: ..." when it throws
 // nuvec::Error (anything else, a crash included, fails the test).
 std::string run_case(const Json& c, bool* failed) {
-  std::string source = c.contains("source")
-                           ? c["source"].get<std::string>()
-                           : read_file(refs_dir() + c["template"].get<std::string>());
+  std::string source =
+      c.contains("source")
+          ? c["source"].get<std::string>()
+          : read_file(refs_dir() + c["template"].get<std::string>());
   *failed = false;
   try {
     ChatTemplate t(source);
@@ -69,7 +70,8 @@ TEST(ChatTemplate, MatchesJinja2) {
     if (c.contains("error")) {
       ++errors;
       EXPECT_TRUE(failed) << "jinja2 failed with " << c["error"]
-                          << " but we rendered:\n" << got;
+                          << " but we rendered:\n"
+                          << got;
     } else {
       ++outputs;
       EXPECT_FALSE(failed) << got;
@@ -99,7 +101,8 @@ TEST(ChatTemplate, ApplyMatchesRenderJson) {
 
 TEST(ChatTemplate, ErrorsNameTheLine) {
   try {
-    ChatTemplate t("line one\n{% if x %}\n{{ raise_exception('boom') }}\n{% endif %}");
+    ChatTemplate t(
+        "line one\n{% if x %}\n{{ raise_exception('boom') }}\n{% endif %}");
     t.render_json(R"({"x": true})");
     FAIL() << "no error";
   } catch (const nuvec::Error& e) {
@@ -113,8 +116,8 @@ TEST(ChatTemplate, ErrorsNameTheLine) {
 
 // Hostile templates fail cleanly instead of exhausting the stack or memory.
 TEST(ChatTemplate, BoundsHostileTemplates) {
-  std::string deep = "{{ " + std::string(5000, '(') + "1" +
-                     std::string(5000, ')') + " }}";
+  std::string deep =
+      "{{ " + std::string(5000, '(') + "1" + std::string(5000, ')') + " }}";
   EXPECT_THROW(ChatTemplate{deep}, nuvec::Error);
   std::string nested;
   for (int k = 0; k < 3000; ++k) nested += "{% if true %}";
@@ -157,7 +160,8 @@ TEST(ChatTemplate, SmolLM2GgufTemplate) {
     SCOPED_TRACE(c["name"].get<std::string>());
     std::vector<ChatMessage> msgs;
     for (const Json& m : c["messages"])
-      msgs.push_back({m["role"].get<std::string>(), m["content"].get<std::string>()});
+      msgs.push_back(
+          {m["role"].get<std::string>(), m["content"].get<std::string>()});
     std::string got = t.apply(msgs, c["add_generation_prompt"].get<bool>(),
                               c["bos_token"].get<std::string>(),
                               c["eos_token"].get<std::string>());

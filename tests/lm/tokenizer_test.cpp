@@ -303,6 +303,16 @@ TEST(Tokenizer, EncodesLargeTextFast) {
                       << " s";
     if (std::string(name) != "llama2" && std::string(name) != "mistral")
       EXPECT_EQ(tok.decode(ids), text) << name;
+    // Long runs of one class stay linear in the regexes (no match limit).
+    for (std::string run : {std::string(200000, ' ') + "x", std::string(200000, 'a'),
+                            std::string(100000, '7'), std::string(50000, '\n') + " \t"}) {
+      t0 = std::chrono::steady_clock::now();
+      std::vector<int> r = tok.encode(run, false);
+      s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      EXPECT_LT(s, 1.0) << name << ": a run of " << run.size() << " took " << s << " s";
+      if (std::string(name) != "llama2" && std::string(name) != "mistral")
+        EXPECT_EQ(tok.decode(r), run) << name;
+    }
   }
 }
 

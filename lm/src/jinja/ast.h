@@ -27,7 +27,7 @@ struct Expr {
     neg,
     pos,
     not_,
-    binary,   // args[0] <name> args[1]: + - * / // % **
+    binary,  // args[0] <name> args[1]: + - * / // % **
     and_,
     or_,
     compare,  // args[0] ops[0] args[1] ops[1] args[2] ...
@@ -52,16 +52,16 @@ using Body = std::vector<Node>;
 
 struct Node {
   enum class Kind {
-    text,       // text
-    output,     // {{ expr }}
-    if_,        // if expr: body, else: else_body
-    for_,       // for target in expr [if cond]: body, else: else_body
-    set,        // set target = expr
-    set_block,  // set target [| filters]: body
-    macro,      // macro name(params = defaults): body
-    call_block, // call[(params)] expr: body
+    text,          // text
+    output,        // {{ expr }}
+    if_,           // if expr: body, else: else_body
+    for_,          // for target in expr [if cond]: body, else: else_body
+    set,           // set target = expr
+    set_block,     // set target [| filters]: body
+    macro,         // macro name(params = defaults): body
+    call_block,    // call[(params)] expr: body
     filter_block,  // filter filters: body
-    with,       // with targets = values: body
+    with,          // with targets = values: body
     break_,
     continue_,
   };

@@ -59,8 +59,8 @@ class ExprParser {
     }
   }
   [[noreturn]] void unexpected(const char* wanted) const {
-    fail(cur().line, std::string("expected ") + wanted + ", got '" +
-                         describe(cur()) + "'");
+    fail(cur().line,
+         std::string("expected ") + wanted + ", got '" + describe(cur()) + "'");
   }
   void expect_op(const char* op) {
     if (!skip_op(op)) unexpected(op);
@@ -81,7 +81,9 @@ class ExprParser {
     ~Guard() { --d; }
   };
 
-  static ExprPtr make(Expr e) { return std::make_shared<const Expr>(std::move(e)); }
+  static ExprPtr make(Expr e) {
+    return std::make_shared<const Expr>(std::move(e));
+  }
   Expr node(Expr::Kind k) const {
     Expr e;
     e.kind = k;
@@ -353,7 +355,8 @@ class ExprParser {
     next();  // the first ':'
     e.kind = Expr::Kind::slice;
     ExprPtr stop, step;
-    if (!is_op(":") && !is_op("]") && !is_op(",")) stop = parse_expression(true);
+    if (!is_op(":") && !is_op("]") && !is_op(","))
+      stop = parse_expression(true);
     if (skip_op(":")) {
       if (!is_op("]") && !is_op(",")) step = parse_expression(true);
     }
@@ -414,12 +417,12 @@ class ExprParser {
                 cur().type == Tok::integer || cur().type == Tok::floating ||
                 is_op("[") || is_op("{")) &&
                !is_name("else") && !is_name("or") && !is_name("and")) {
-      if (is_name("is")) fail(cur().line, "You cannot chain multiple tests with is");
+      if (is_name("is"))
+        fail(cur().line, "You cannot chain multiple tests with is");
       e.args.push_back(parse_postfix(parse_primary()));
     }
     return make(std::move(e));
   }
-
 
   std::vector<Token> t_;
   std::size_t p_ = 0;

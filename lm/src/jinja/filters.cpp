@@ -55,7 +55,8 @@ Value sorted(Interpreter& in, List items, bool reverse, bool case_sensitive,
     std::size_t p = 0;
     while (true) {
       std::size_t q = attribute->s.find(',', p);
-      attrs.push_back(attribute->s.substr(p, q == std::string::npos ? q : q - p));
+      attrs.push_back(
+          attribute->s.substr(p, q == std::string::npos ? q : q - p));
       if (q == std::string::npos) break;
       p = q + 1;
     }
@@ -89,7 +90,8 @@ Value sorted(Interpreter& in, List items, bool reverse, bool case_sensitive,
 Value select(Interpreter& in, const Value& seq, const Args& a, bool by_attr,
              bool keep, int line) {
   std::size_t first = by_attr ? 1 : 0;
-  if (by_attr && a.pos.empty()) fail(line, "Missing parameter for attribute name");
+  if (by_attr && a.pos.empty())
+    fail(line, "Missing parameter for attribute name");
   Args targs;
   std::string test;
   if (a.pos.size() > first) {
@@ -109,13 +111,14 @@ Value select(Interpreter& in, const Value& seq, const Args& a, bool by_attr,
 
 std::string indent(const std::string& text, const Value* width, bool first,
                    bool blank) {
-  std::string ind = width && width->is_string()
-                        ? width->s
-                        : std::string(width && width->is_integral()
-                                          ? static_cast<std::size_t>(
-                                                std::max<std::int64_t>(0, width->as_int()))
-                                          : 4,
-                                      ' ');
+  std::string ind =
+      width && width->is_string()
+          ? width->s
+          : std::string(width && width->is_integral()
+                            ? static_cast<std::size_t>(
+                                  std::max<std::int64_t>(0, width->as_int()))
+                            : 4,
+                        ' ');
   std::string s = text + "\n";
   std::vector<std::string> lines;  // str.splitlines on \n, \r\n, \r
   std::string cur;
@@ -158,12 +161,23 @@ std::string html_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&#34;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&#34;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -217,10 +231,12 @@ Value Interpreter::filter(const std::string& name, const Value& in,
     return in;
   }
   if (n == "safe" || n == "string") return in.is_string() ? in : S(soft(in));
-  if (n == "e" || n == "escape" || n == "forceescape") return S(html_escape(soft(in)));
+  if (n == "e" || n == "escape" || n == "forceescape")
+    return S(html_escape(soft(in)));
   if (n == "trim") {
     const Value* chars = a.get(0, "chars");
-    return method(S(soft(in)), "strip", chars ? Args{{*chars}, {}} : Args{}, line);
+    return method(S(soft(in)), "strip", chars ? Args{{*chars}, {}} : Args{},
+                  line);
   }
   if (n == "upper") return S(py_upper(soft(in)));
   if (n == "lower") return S(py_lower(soft(in)));
@@ -247,23 +263,30 @@ Value Interpreter::filter(const std::string& name, const Value& in,
   }
   if (n == "length" || n == "count") {
     switch (in.type) {
-      case Type::undefined: return Value::integer(0);
-      case Type::string: return Value::integer(static_cast<std::int64_t>(utf8_length(in.s)));
+      case Type::undefined:
+        return Value::integer(0);
+      case Type::string:
+        return Value::integer(static_cast<std::int64_t>(utf8_length(in.s)));
       case Type::list:
-      case Type::tuple: return Value::integer(static_cast<std::int64_t>(in.list->size()));
-      case Type::dict: return Value::integer(static_cast<std::int64_t>(in.dict->items.size()));
-      default: fail(line, "object of type '" + type_name(in) + "' has no len()");
+      case Type::tuple:
+        return Value::integer(static_cast<std::int64_t>(in.list->size()));
+      case Type::dict:
+        return Value::integer(static_cast<std::int64_t>(in.dict->items.size()));
+      default:
+        fail(line, "object of type '" + type_name(in) + "' has no len()");
     }
   }
   if (n == "list") return Value::make_list(iterate(in, line));
   if (n == "first" || n == "last") {
     List items = iterate(in, line);
     if (items.empty())
-      return Value::undefined(std::string("No ") + n + " item, sequence was empty.");
+      return Value::undefined(std::string("No ") + n +
+                              " item, sequence was empty.");
     return n == "first" ? items.front() : items.back();
   }
   if (n == "reverse") {
-    if (in.is_string()) return slice(in, Value::none(), Value::none(), Value::integer(-1), line);
+    if (in.is_string())
+      return slice(in, Value::none(), Value::none(), Value::integer(-1), line);
     List items = iterate(in, line);
     std::reverse(items.begin(), items.end());
     return Value::make_list(std::move(items));
@@ -276,28 +299,33 @@ Value Interpreter::filter(const std::string& name, const Value& in,
     for (const Value& v : iterate(in, line)) {
       if (!first) out += sep;
       first = false;
-      out += soft(attr && !attr->is_none() ? attr_path(*this, v, *attr, line) : v);
+      out +=
+          soft(attr && !attr->is_none() ? attr_path(*this, v, *attr, line) : v);
       check_size(out.size(), line);
     }
     return S(out);
   }
   if (n == "items") {
     if (in.is_undefined()) return Value::make_list();
-    if (in.type != Type::dict) fail(line, "Can only get item pairs from a mapping.");
+    if (in.type != Type::dict)
+      fail(line, "Can only get item pairs from a mapping.");
     return method(in, "items", {}, line);
   }
   if (n == "dictsort") {
-    if (in.type != Type::dict) fail(line, "You can only sort by either \"key\" or \"value\"");
+    if (in.type != Type::dict)
+      fail(line, "You can only sort by either \"key\" or \"value\"");
     const Value* by = a.get(1, "by");
     int pos = by && by->is_string() && by->s == "value" ? 1 : 0;
     List items = iterate(method(in, "items", {}, line), line);
     bool cs = arg_bool(a, 0, "case_sensitive", false);
     Value key = Value::integer(pos);
-    return sorted(*this, std::move(items), arg_bool(a, 2, "reverse", false), cs, &key, line);
+    return sorted(*this, std::move(items), arg_bool(a, 2, "reverse", false), cs,
+                  &key, line);
   }
   if (n == "sort")
     return sorted(*this, iterate(in, line), arg_bool(a, 0, "reverse", false),
-                  arg_bool(a, 1, "case_sensitive", false), a.get(2, "attribute"), line);
+                  arg_bool(a, 1, "case_sensitive", false),
+                  a.get(2, "attribute"), line);
   if (n == "unique") {
     bool cs = arg_bool(a, 0, "case_sensitive", false);
     const Value* attr = a.get(1, "attribute");
@@ -315,7 +343,8 @@ Value Interpreter::filter(const std::string& name, const Value& in,
     bool cs = arg_bool(a, 0, "case_sensitive", false);
     const Value* attr = a.get(1, "attribute");
     List items = iterate(in, line);
-    if (items.empty()) return Value::undefined("No aggregated item, sequence was empty.");
+    if (items.empty())
+      return Value::undefined("No aggregated item, sequence was empty.");
     Value best = items[0];
     auto key = [&](const Value& v) {
       Value k = attr && !attr->is_none() ? attr_path(*this, v, *attr, line) : v;
@@ -332,7 +361,10 @@ Value Interpreter::filter(const std::string& name, const Value& in,
     const Value* start = a.get(1, "start");
     Value total = start ? *start : Value::integer(0);
     for (const Value& v : iterate(in, line))
-      total = binary("+", total, attr && !attr->is_none() ? attr_path(*this, v, *attr, line) : v, line);
+      total = binary(
+          "+", total,
+          attr && !attr->is_none() ? attr_path(*this, v, *attr, line) : v,
+          line);
     return total;
   }
   if (n == "map") {
@@ -350,12 +382,15 @@ Value Interpreter::filter(const std::string& name, const Value& in,
       }
       return Value::make_list(std::move(out));
     }
-    if (a.pos.empty() || !a.pos[0].is_string()) fail(line, "map requires a filter argument");
+    if (a.pos.empty() || !a.pos[0].is_string())
+      fail(line, "map requires a filter argument");
     Args rest{{a.pos.begin() + 1, a.pos.end()}, a.kw};
-    for (const Value& v : iterate(in, line)) out.push_back(filter(a.pos[0].s, v, rest, line));
+    for (const Value& v : iterate(in, line))
+      out.push_back(filter(a.pos[0].s, v, rest, line));
     return Value::make_list(std::move(out));
   }
-  if (n == "select" || n == "reject") return select(*this, in, a, false, n == "select", line);
+  if (n == "select" || n == "reject")
+    return select(*this, in, a, false, n == "select", line);
   if (n == "selectattr" || n == "rejectattr")
     return select(*this, in, a, true, n == "selectattr", line);
   if (n == "attr") {
@@ -373,7 +408,9 @@ Value Interpreter::filter(const std::string& name, const Value& in,
     if (in.is_undefined()) fail(line, in.s);
     if (in.is_integral()) return Value::integer(in.as_int());
     if (in.type == Type::floating)
-      return std::isfinite(in.f) ? Value::integer(static_cast<std::int64_t>(in.f)) : Value::integer(dflt);
+      return std::isfinite(in.f)
+                 ? Value::integer(static_cast<std::int64_t>(in.f))
+                 : Value::integer(dflt);
     if (in.is_string()) {
       bool ok;
       Value v = parse_int(in.s, base, &ok);
@@ -381,7 +418,8 @@ Value Interpreter::filter(const std::string& name, const Value& in,
       char* end = nullptr;
       double f = std::strtod(in.s.c_str(), &end);
       bool fok = !in.s.empty() && end && *end == 0 && std::isfinite(f);
-      return fok ? Value::integer(static_cast<std::int64_t>(f)) : Value::integer(dflt);
+      return fok ? Value::integer(static_cast<std::int64_t>(f))
+                 : Value::integer(dflt);
     }
     return Value::integer(dflt);
   }
@@ -407,12 +445,14 @@ Value Interpreter::filter(const std::string& name, const Value& in,
     std::int64_t prec = arg_int(a, 0, "precision", 0, line);
     const Value* m = a.get(1, "method");
     std::string meth = m ? soft(*m) : "common";
-    if (!in.is_number()) fail(line, "type " + type_name(in) + " doesn't define __round__ method");
+    if (!in.is_number())
+      fail(line, "type " + type_name(in) + " doesn't define __round__ method");
     if (meth == "common") {
       if (in.is_integral()) return Value::integer(in.as_int());
       return Value::floating(py_round(in.f, prec));
     }
-    if (meth != "ceil" && meth != "floor") fail(line, "method must be common, ceil or floor");
+    if (meth != "ceil" && meth != "floor")
+      fail(line, "method must be common, ceil or floor");
     double p = std::pow(10.0, static_cast<double>(prec));
     double x = in.as_double() * p;
     return Value::floating((meth == "ceil" ? std::ceil(x) : std::floor(x)) / p);
@@ -447,64 +487,16 @@ Value Interpreter::filter(const std::string& name, const Value& in,
     std::int64_t leeway = arg_int(a, 3, "leeway", 5, line);
     auto len = static_cast<std::int64_t>(utf8_length(s));
     if (len <= length + leeway) return in.is_undefined() ? in : S(s);
-    Value head = slice(S(s), Value::none(),
-                       Value::integer(length - static_cast<std::int64_t>(utf8_length(end))),
-                       Value::none(), line);
+    Value head = slice(
+        S(s), Value::none(),
+        Value::integer(length - static_cast<std::int64_t>(utf8_length(end))),
+        Value::none(), line);
     if (killwords) return S(head.s + end);
-    Value parts = method(head, "rsplit", Args{{S(" "), Value::integer(1)}, {}}, line);
+    Value parts =
+        method(head, "rsplit", Args{{S(" "), Value::integer(1)}, {}}, line);
     return S((*parts.list)[0].s + end);
   }
   fail(line, "No filter named '" + n + "'.");
-}
-
-bool Interpreter::test(const std::string& n, const Value& v, const Args& a,
-                       int line) {
-  const Value* arg = a.get(0, "value");
-  auto need = [&]() -> const Value& {
-    if (!arg) fail(line, "test '" + n + "' needs an argument");
-    return *arg;
-  };
-  if (n == "defined") return !v.is_undefined();
-  if (n == "undefined") return v.is_undefined();
-  if (n == "none") return v.is_none();
-  if (n == "boolean") return v.type == Type::boolean;
-  if (n == "true") return v.type == Type::boolean && v.b;
-  if (n == "false") return v.type == Type::boolean && !v.b;
-  if (n == "integer") return v.type == Type::integer;
-  if (n == "float") return v.type == Type::floating;
-  if (n == "number") return v.is_number();
-  if (n == "string") return v.is_string();
-  if (n == "mapping") return v.type == Type::dict;
-  if (n == "sequence")
-    return v.is_string() || v.is_sequence() || v.type == Type::dict || v.is_undefined();
-  if (n == "iterable")
-    return v.is_string() || v.is_sequence() || v.type == Type::dict || v.is_undefined();
-  if (n == "callable") return v.type == Type::callable;
-  if (n == "escaped") return false;
-  if (n == "odd" || n == "even") {
-    Value r = binary("%", v, Value::integer(2), line);
-    return n == "odd" ? equal(r, Value::integer(1)) : equal(r, Value::integer(0));
-  }
-  if (n == "divisibleby") return equal(binary("%", v, need(), line), Value::integer(0));
-  if (n == "eq" || n == "equalto" || n == "==") return equal(v, need());
-  if (n == "ne" || n == "!=") return !equal(v, need());
-  if (n == "lt" || n == "lessthan" || n == "<") return compare(v, need(), line) < 0;
-  if (n == "le" || n == "<=") return compare(v, need(), line) <= 0;
-  if (n == "gt" || n == "greaterthan" || n == ">") return compare(v, need(), line) > 0;
-  if (n == "ge" || n == ">=") return compare(v, need(), line) >= 0;
-  if (n == "in") return contains(need(), v, line);
-  if (n == "sameas") {
-    const Value& o = need();
-    if (v.type != o.type) return false;
-    if (v.is_sequence()) return v.list == o.list;
-    if (v.type == Type::dict || v.type == Type::ns) return v.dict == o.dict;
-    return equal(v, o);
-  }
-  if (n == "lower" || n == "upper") {
-    Value r = method(Value::string(to_str(v)), n == "lower" ? "islower" : "isupper", {}, line);
-    return r.b;
-  }
-  fail(line, "No test named '" + n + "'.");
 }
 
 }  // namespace nuvec::lm::jinja

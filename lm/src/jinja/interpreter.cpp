@@ -13,8 +13,8 @@ const Value* Scope::find(const std::string& name) const {
 
 void Interpreter::check_size(std::size_t n, int line) {
   if (n > kMaxOutput)
-    fail(line, "output larger than " + std::to_string(kMaxOutput >> 20) +
-                   " MiB");
+    fail(line,
+         "output larger than " + std::to_string(kMaxOutput >> 20) + " MiB");
 }
 
 std::string Interpreter::render(const Body& body, const Value& context) {
@@ -140,8 +140,8 @@ Interpreter::Flow Interpreter::exec_for(const Node& n, const ScopePtr& scope,
     put("depth0", Value::integer(0));
     if (k > 0) put("previtem", items[static_cast<std::size_t>(k - 1)]);
     if (k + 1 < len) put("nextitem", items[static_cast<std::size_t>(k + 1)]);
-    put("cycle", Value::callable("cycle", [k](Interpreter&, const Args& a,
-                                              int line) {
+    put("cycle",
+        Value::callable("cycle", [k](Interpreter&, const Args& a, int line) {
           if (a.pos.empty()) fail(line, "no items for cycling given");
           return a.pos[static_cast<std::size_t>(k) % a.pos.size()];
         }));
@@ -162,8 +162,9 @@ void Interpreter::assign(const Expr& target, const Value& v,
     if (!ns || ns->type != Type::ns)
       fail(line, "cannot assign attribute on non-namespace object");
     if (!target.ops[0].empty() && target.ops[0][0] == '_')
-      fail(line, "Chat templates cannot store underscore-prefixed attributes "
-                 "on a namespace");
+      fail(line,
+           "Chat templates cannot store underscore-prefixed attributes "
+           "on a namespace");
     ns->dict->set(Value::string(target.ops[0]), v);
   } else {  // a tuple of names: unpack
     List items = iterate(v, line);
@@ -179,18 +180,18 @@ void Interpreter::assign(const Expr& target, const Value& v,
 Value Interpreter::define_macro(const Node& n, const ScopePtr& scope) {
   std::weak_ptr<Scope> defining = scope;
   const Node* node = &n;
-  return Value::callable(n.text, [node, defining](Interpreter& in,
-                                                   const Args& a, int line) {
-    return in.call_macro(*node, defining, a, nullptr, line);
-  });
+  return Value::callable(
+      n.text, [node, defining](Interpreter& in, const Args& a, int line) {
+        return in.call_macro(*node, defining, a, nullptr, line);
+      });
 }
 
 Value Interpreter::call_macro(const Node& n,
                               const std::weak_ptr<Scope>& defining,
                               const Args& args, const Value*, int line) {
   if (call_depth_ >= kMaxCallDepth)
-    fail(line, "macro calls nested deeper than " +
-                   std::to_string(kMaxCallDepth));
+    fail(line,
+         "macro calls nested deeper than " + std::to_string(kMaxCallDepth));
   ScopePtr parent = defining.lock();
   ScopePtr s = child(parent ? parent : root_);
   if (args.pos.size() > n.params.size())
@@ -200,7 +201,8 @@ Value Interpreter::call_macro(const Node& n,
     bool known = k == "caller";
     for (const auto& p : n.params) known = known || p == k;
     if (!known)
-      fail(line, "macro '" + n.text + "' takes no keyword argument '" + k + "'");
+      fail(line,
+           "macro '" + n.text + "' takes no keyword argument '" + k + "'");
     s->vars[k] = v;
   }
   for (std::size_t k = 0; k < n.params.size(); ++k) {
@@ -294,8 +296,8 @@ Value Interpreter::eval(const Expr& e, const ScopePtr& scope) {
       if (v.is_undefined()) fail(e.line, v.s);
       if (!v.is_number())
         fail(e.line, std::string("bad operand type for unary ") +
-                         (e.kind == K::neg ? "-" : "+") + ": '" +
-                         type_name(v) + "'");
+                         (e.kind == K::neg ? "-" : "+") + ": '" + type_name(v) +
+                         "'");
       if (e.kind == K::pos)
         return v.type == Type::boolean ? Value::integer(v.b) : v;
       if (v.type == Type::floating) return Value::floating(-v.f);
@@ -331,7 +333,10 @@ Value Interpreter::eval(const Expr& e, const ScopePtr& scope) {
           r = !contains(right, left, e.line);
         } else {
           int c = compare(left, right, e.line);
-          r = op == "<" ? c < 0 : op == "<=" ? c <= 0 : op == ">" ? c > 0 : c >= 0;
+          r = op == "<"    ? c < 0
+              : op == "<=" ? c <= 0
+              : op == ">"  ? c > 0
+                           : c >= 0;
         }
         if (!r) return Value::boolean(false);
         left = std::move(right);

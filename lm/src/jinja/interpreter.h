@@ -20,8 +20,8 @@ struct Scope {
 using ScopePtr = std::shared_ptr<Scope>;
 
 /// Bounds that keep a hostile template from exhausting the machine.
-inline constexpr std::size_t kMaxOutput = 64u << 20;  // bytes of any string
-inline constexpr int kMaxCallDepth = 100;             // nested macro calls
+inline constexpr std::size_t kMaxOutput = 64u << 20;    // bytes of any string
+inline constexpr int kMaxCallDepth = 100;               // nested macro calls
 inline constexpr long long kMaxIterations = 1'000'000;  // loop steps, total
 
 class Interpreter {
@@ -41,7 +41,8 @@ class Interpreter {
   /// Fails when a string or list result would pass kMaxOutput.
   static void check_size(std::size_t n, int line);
 
-  /// Filters, tests, methods and globals (filters.cpp, methods.cpp).
+  /// Filters, tests, methods and globals (filters.cpp, tests.cpp,
+  /// methods.cpp, globals.cpp).
   Value filter(const std::string& name, const Value& in, const Args& args,
                int line);
   bool test(const std::string& name, const Value& in, const Args& args,
@@ -65,8 +66,7 @@ class Interpreter {
   Value apply_filters(const std::vector<ExprPtr>& filters, Value v,
                       const ScopePtr& scope);
   Args eval_args(const Expr& e, std::size_t first, const ScopePtr& scope);
-  Value binary(const std::string& op, const Value& a, const Value& b,
-               int line);
+  Value binary(const std::string& op, const Value& a, const Value& b, int line);
   bool contains(const Value& container, const Value& item, int line);
 
   ScopePtr root_;

@@ -56,7 +56,7 @@ std::string unescape(const std::string& s, int line) {
       for (int j = 0; j < n; ++j) {
         if (k + 1 >= s.size()) fail(line, "truncated escape in string");
         char h = s[++k];
-        int d = is_digit(h)               ? h - '0'
+        int d = is_digit(h)              ? h - '0'
                 : (h >= 'a' && h <= 'f') ? h - 'a' + 10
                 : (h >= 'A' && h <= 'F') ? h - 'A' + 10
                                          : -1;
@@ -106,8 +106,8 @@ std::string unescape(const std::string& s, int line) {
       default:
         if (c >= '0' && c <= '7') {
           std::uint32_t v = static_cast<std::uint32_t>(c - '0');
-          for (int j = 0; j < 2 && k + 1 < s.size() && s[k + 1] >= '0' &&
-                          s[k + 1] <= '7';
+          for (int j = 0;
+               j < 2 && k + 1 < s.size() && s[k + 1] >= '0' && s[k + 1] <= '7';
                ++j)
             v = v * 8 + static_cast<std::uint32_t>(s[++k] - '0');
           append_utf8(out, v, line);
@@ -134,8 +134,8 @@ class Lexer {
       }
       std::string text = src_.substr(pos_, start - pos_);
       char kind = src_[start + 1];
-      char sign = start + 2 < src_.size() && (src_[start + 2] == '-' ||
-                                              src_[start + 2] == '+')
+      char sign = start + 2 < src_.size() &&
+                          (src_[start + 2] == '-' || src_[start + 2] == '+')
                       ? src_[start + 2]
                       : 0;
       std::size_t raw_end = kind == '%' ? match_raw_begin(start) : 0;
@@ -227,13 +227,15 @@ class Lexer {
          k = src_.find("{%", k + 1)) {
       std::size_t j = k + 2;
       char sign = 0;
-      if (j < src_.size() && (src_[j] == '-' || src_[j] == '+')) sign = src_[j++];
+      if (j < src_.size() && (src_[j] == '-' || src_[j] == '+'))
+        sign = src_[j++];
       while (j < src_.size() && is_space(src_[j])) ++j;
       if (src_.compare(j, 6, "endraw") != 0) continue;
       j += 6;
       while (j < src_.size() && is_space(src_[j])) ++j;
       char esign = 0;
-      if (j < src_.size() && (src_[j] == '-' || src_[j] == '+')) esign = src_[j++];
+      if (j < src_.size() && (src_[j] == '-' || src_[j] == '+'))
+        esign = src_[j++];
       if (src_.compare(j, 2, "%}") != 0) continue;
       std::string text = src_.substr(pos_, k - pos_);
       strip_text(text, sign, true, false);
@@ -293,7 +295,8 @@ class Lexer {
     } else if (c == '\'' || c == '"') {
       std::size_t e = pos_ + 1;
       while (e < src_.size() && src_[e] != c) e += src_[e] == '\\' ? 2 : 1;
-      if (e >= src_.size()) fail(line_, "unexpected char '" + std::string(1, c) + "'");
+      if (e >= src_.size())
+        fail(line_, "unexpected char '" + std::string(1, c) + "'");
       push(Tok::string, unescape(src_.substr(pos_ + 1, e - pos_ - 1), line_));
       line_ += count_newlines(pos_, e);
       pos_ = e + 1;
@@ -322,9 +325,8 @@ class Lexer {
     auto digits = [&](std::size_t k) {  // digits with single underscores
       std::size_t e = k;
       while (e < src_.size() &&
-             (is_digit(src_[e]) ||
-              (src_[e] == '_' && e + 1 < src_.size() && is_digit(src_[e + 1]) &&
-               e > k)))
+             (is_digit(src_[e]) || (src_[e] == '_' && e + 1 < src_.size() &&
+                                    is_digit(src_[e + 1]) && e > k)))
         ++e;
       return e;
     };

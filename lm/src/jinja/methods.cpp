@@ -1,6 +1,5 @@
 // Python methods of str, dict, list and tuple that templates call
-// (`content.strip()`, `message.get('x')`), and the globals transformers
-// gives templates (range, dict, namespace, raise_exception, strftime_now).
+// (`content.strip()`, `message.get('x')`).
 #include <algorithm>
 #include <ctime>
 
@@ -10,19 +9,19 @@ namespace nuvec::lm::jinja {
 namespace {
 
 const char* const kStrMethods[] = {
-    "strip",     "lstrip",     "rstrip",  "split",      "rsplit",
-    "startswith", "endswith",  "upper",   "lower",      "title",
-    "capitalize", "replace",   "find",    "rfind",      "index",
-    "rindex",    "count",      "join",    "isdigit",    "isalpha",
-    "isalnum",   "isspace",    "isupper", "islower",    "splitlines",
-    "center",    "ljust",      "rjust",   "zfill",      "format",
+    "strip",        "lstrip",       "rstrip",   "split",    "rsplit",
+    "startswith",   "endswith",     "upper",    "lower",    "title",
+    "capitalize",   "replace",      "find",     "rfind",    "index",
+    "rindex",       "count",        "join",     "isdigit",  "isalpha",
+    "isalnum",      "isspace",      "isupper",  "islower",  "splitlines",
+    "center",       "ljust",        "rjust",    "zfill",    "format",
     "removeprefix", "removesuffix", "swapcase", "casefold", "partition",
     "rpartition"};
 const char* const kDictMethods[] = {"get", "items", "keys", "values", "copy"};
 const char* const kDictUnsafe[] = {"clear", "pop", "popitem", "setdefault",
                                    "update"};
 const char* const kListMethods[] = {"count", "index", "copy"};
-const char* const kListUnsafe[] = {"append", "clear", "extend", "insert",
+const char* const kListUnsafe[] = {"append", "clear",  "extend",  "insert",
                                    "pop",    "remove", "reverse", "sort"};
 
 template <std::size_t N>
@@ -95,13 +94,15 @@ Value split(const std::string& s, const Value* sep, std::int64_t maxsplit,
       out.push_back(Value::string(join(spans[m].first, spans[n - 1].second)));
     } else {
       auto m = static_cast<std::size_t>(maxsplit);
-      out.push_back(Value::string(join(spans[0].first, spans[n - m - 1].second)));
+      out.push_back(
+          Value::string(join(spans[0].first, spans[n - m - 1].second)));
       for (std::size_t k = n - m; k < n; ++k)
         out.push_back(Value::string(join(spans[k].first, spans[k].second)));
     }
     return Value::make_list(std::move(out));
   }
-  if (!sep->is_string()) fail(line, "must be str or None, not " + type_name(*sep));
+  if (!sep->is_string())
+    fail(line, "must be str or None, not " + type_name(*sep));
   if (sep->s.empty()) fail(line, "empty separator");
   const std::string& d = sep->s;
   std::vector<std::string> parts;
@@ -144,7 +145,9 @@ bool starts_or_ends(const std::string& s, const Value& x, bool start,
                : s.compare(s.size() - x.s.size(), x.s.size(), x.s) == 0;
 }
 
-bool cased(const std::string& c) { return py_upper(c) != c || py_lower(c) != c; }
+bool cased(const std::string& c) {
+  return py_upper(c) != c || py_lower(c) != c;
+}
 
 std::string py_title(const std::string& s) {
   std::string out;
@@ -159,7 +162,8 @@ std::string py_title(const std::string& s) {
 
 // A code-point index of a byte offset of `s`.
 std::int64_t cp_index(const std::string& s, std::size_t byte) {
-  return static_cast<std::int64_t>(utf8_length(std::string_view(s).substr(0, byte)));
+  return static_cast<std::int64_t>(
+      utf8_length(std::string_view(s).substr(0, byte)));
 }
 
 std::string pad(const std::string& s, std::int64_t width, const Value* fill,
@@ -196,10 +200,12 @@ std::string format(const std::string& fmt, const Args& a, int line) {
       ++k;
     } else if (c == '{') {
       std::size_t e = fmt.find('}', k);
-      if (e == std::string::npos) fail(line, "Single '{' encountered in format string");
+      if (e == std::string::npos)
+        fail(line, "Single '{' encountered in format string");
       std::string field = fmt.substr(k + 1, e - k - 1);
       if (field.find_first_of(":!.[") != std::string::npos)
-        fail(line, "format specs and conversions in str.format are not supported");
+        fail(line,
+             "format specs and conversions in str.format are not supported");
       const Value* v = nullptr;
       if (field.empty()) {
         v = a.get(auto_index++, "");
@@ -211,7 +217,8 @@ std::string format(const std::string& fmt, const Args& a, int line) {
         for (const auto& [kk, vv] : a.kw)
           if (kk == field) v = &vv;
       }
-      if (!v) fail(line, "Replacement index or name '" + field + "' is missing");
+      if (!v)
+        fail(line, "Replacement index or name '" + field + "' is missing");
       out += to_str(*v);
       k = e;
     } else if (c == '}') {
@@ -359,7 +366,9 @@ Value str_method(const std::string& s, const std::string& m, const Args& a,
   }
   if (m == "center" || m == "ljust" || m == "rjust") {
     return S(pad(s, int_arg(0, "width", 0), a.get(1, "fillchar"),
-                 m == "ljust" ? -1 : m == "rjust" ? 1 : 0));
+                 m == "ljust"   ? -1
+                 : m == "rjust" ? 1
+                                : 0));
   }
   if (m == "zfill") {
     std::int64_t w = int_arg(0, "width", 0);
@@ -384,11 +393,10 @@ Value str_method(const std::string& s, const std::string& m, const Args& a,
     if (x.empty()) fail(line, "empty separator");
     std::size_t q = m == "partition" ? s.find(x) : s.rfind(x);
     if (q == std::string::npos)
-      return m == "partition"
-                 ? Value::make_list({S(s), S(""), S("")}, true)
-                 : Value::make_list({S(""), S(""), S(s)}, true);
-    return Value::make_list({S(s.substr(0, q)), S(x), S(s.substr(q + x.size()))},
-                            true);
+      return m == "partition" ? Value::make_list({S(s), S(""), S("")}, true)
+                              : Value::make_list({S(""), S(""), S(s)}, true);
+    return Value::make_list(
+        {S(s.substr(0, q)), S(x), S(s.substr(q + x.size()))}, true);
   }
   fail(line, "'str' object has no attribute '" + m + "'");
 }
@@ -421,14 +429,14 @@ Value Interpreter::method_value(const Value& obj, const std::string& name,
                             type_name(obj) + "' object is unsafe.");
   if (!safe) return Value::undefined("");
   Value self = obj;
-  return Value::callable(name, [self, name](Interpreter& in, const Args& a,
-                                            int line) {
-    return in.method(self, name, a, line);
-  });
+  return Value::callable(
+      name, [self, name](Interpreter& in, const Args& a, int line) {
+        return in.method(self, name, a, line);
+      });
 }
 
-Value Interpreter::method(const Value& obj, const std::string& m,
-                          const Args& a, int line) {
+Value Interpreter::method(const Value& obj, const std::string& m, const Args& a,
+                          int line) {
   if (obj.is_string()) return str_method(obj.s, m, a, line);
   if (obj.type == Type::dict) {
     if (m == "get") {
@@ -464,88 +472,6 @@ Value Interpreter::method(const Value& obj, const std::string& m,
   }
   if (m == "index") fail(line, repr(*x) + " is not in list");
   return Value::integer(n);
-}
-
-static Value dict_from(const Args& a, bool ns, int line) {
-  Dict d;
-  if (!a.pos.empty()) {
-    if (a.pos.size() > 1) fail(line, "expected at most 1 positional argument");
-    const Value& src = a.pos[0];
-    if (src.type == Type::dict || src.type == Type::ns) {
-      d = *src.dict;
-    } else {
-      for (const Value& kv : iterate(src, line)) {
-        List pair = iterate(kv, line);
-        if (pair.size() != 2)
-          fail(line, "dictionary update sequence element has wrong length");
-        d.set(pair[0], pair[1]);
-      }
-    }
-  }
-  for (const auto& [k, v] : a.kw) {
-    if (ns && !k.empty() && k[0] == '_')
-      fail(line, "Chat templates cannot store underscore-prefixed attributes "
-                 "on a namespace");
-    d.set(Value::string(k), v);
-  }
-  return Value::make_dict(std::move(d), ns);
-}
-
-bool Interpreter::global(const std::string& name, Value* out) {
-  if (name == "range") {
-    *out = Value::callable(name, [](Interpreter&, const Args& a, int line) {
-      std::int64_t start = 0, stop, step = 1;
-      for (const Value& v : a.pos)
-        if (!v.is_integral())
-          fail(line, "'" + type_name(v) + "' object cannot be interpreted as an integer");
-      if (a.pos.size() == 1) {
-        stop = a.pos[0].as_int();
-      } else if (a.pos.size() == 2 || a.pos.size() == 3) {
-        start = a.pos[0].as_int();
-        stop = a.pos[1].as_int();
-        if (a.pos.size() == 3) step = a.pos[2].as_int();
-      } else {
-        fail(line, "range expected 1 to 3 integer arguments");
-      }
-      if (step == 0) fail(line, "range() arg 3 must not be zero");
-      List items;
-      for (std::int64_t x = start; step > 0 ? x < stop : x > stop; x += step) {
-        // jinja2's sandbox caps ranges at 100000 items.
-        if (items.size() >= 100000) fail(line, "Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000).");
-        items.push_back(Value::integer(x));
-      }
-      return Value::make_list(std::move(items));
-    });
-    return true;
-  }
-  if (name == "dict" || name == "namespace") {
-    bool ns = name == "namespace";
-    *out = Value::callable(name, [ns](Interpreter&, const Args& a, int line) {
-      return dict_from(a, ns, line);
-    });
-    return true;
-  }
-  if (name == "raise_exception") {
-    *out = Value::callable(name, [](Interpreter&, const Args& a, int line) -> Value {
-      const Value* m = a.get(0, "message");
-      fail(line, "raise_exception: " + (m ? to_str(*m) : std::string()));
-    });
-    return true;
-  }
-  if (name == "strftime_now") {
-    *out = Value::callable(name, [](Interpreter&, const Args& a, int line) {
-      const Value* f = a.get(0, "format");
-      if (!f || !f->is_string()) fail(line, "strftime_now takes a format string");
-      std::time_t t = std::time(nullptr);
-      std::tm tm{};
-      localtime_r(&t, &tm);
-      char buf[512];
-      std::size_t n = std::strftime(buf, sizeof buf, f->s.c_str(), &tm);
-      return Value::string(std::string(buf, n));
-    });
-    return true;
-  }
-  return false;
 }
 
 }  // namespace nuvec::lm::jinja

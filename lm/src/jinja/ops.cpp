@@ -42,8 +42,8 @@ static Value int_pow(std::int64_t base, std::int64_t exp, int line) {
   return Value::integer(r);
 }
 
-Value Interpreter::binary(const std::string& op, const Value& a,
-                          const Value& b, int line) {
+Value Interpreter::binary(const std::string& op, const Value& a, const Value& b,
+                          int line) {
   if (a.is_undefined()) fail(line, a.s);
   if (b.is_undefined()) fail(line, b.s);
   bool nums = a.is_number() && b.is_number();

@@ -1,6 +1,5 @@
-// A recursive-descent parser with jinja2's grammar and precedence:
-// conditional < or < and < not < comparisons < + - < ~ < * / // % < ** <
-// unary - + < filters and tests < postfix (attribute, item, call).
+// The statement half of the recursive-descent parser (tags, bodies,
+// assignment targets), and the compile-time check of filter and test names.
 #include <algorithm>
 
 #include "jinja/expr_parser.h"
@@ -9,18 +8,21 @@ namespace nuvec::lm::jinja {
 namespace {
 
 const char* const kFilters[] = {
-    "tojson", "default", "d", "safe", "string", "e", "escape", "forceescape",
-    "trim", "upper", "lower", "capitalize", "title", "replace", "length",
-    "count", "list", "first", "last", "reverse", "join", "items", "dictsort",
-    "sort", "unique", "min", "max", "sum", "map", "select", "reject",
-    "selectattr", "rejectattr", "attr", "int", "float", "abs", "round",
-    "indent", "center", "wordcount", "truncate"};
+    "tojson", "default",     "d",          "safe",   "string",    "e",
+    "escape", "forceescape", "trim",       "upper",  "lower",     "capitalize",
+    "title",  "replace",     "length",     "count",  "list",      "first",
+    "last",   "reverse",     "join",       "items",  "dictsort",  "sort",
+    "unique", "min",         "max",        "sum",    "map",       "select",
+    "reject", "selectattr",  "rejectattr", "attr",   "int",       "float",
+    "abs",    "round",       "indent",     "center", "wordcount", "truncate"};
 const char* const kTests[] = {
-    "defined", "undefined", "none", "boolean", "true", "false", "integer",
-    "float", "number", "string", "mapping", "sequence", "iterable",
-    "callable", "escaped", "odd", "even", "divisibleby", "eq", "equalto",
-    "==", "ne", "!=", "lt", "lessthan", "<", "le", "<=", "gt", "greaterthan",
-    ">", "ge", ">=", "in", "sameas", "lower", "upper"};
+    "defined",  "undefined", "none",    "boolean", "true",    "false",
+    "integer",  "float",     "number",  "string",  "mapping", "sequence",
+    "iterable", "callable",  "escaped", "odd",     "even",    "divisibleby",
+    "eq",       "equalto",   "==",      "ne",      "!=",      "lt",
+    "lessthan", "<",         "le",      "<=",      "gt",      "greaterthan",
+    ">",        "ge",        ">=",      "in",      "sameas",  "lower",
+    "upper"};
 
 template <std::size_t N>
 bool known(const char* const (&names)[N], const std::string& n) {
@@ -58,7 +60,6 @@ void check_names(const Body& body, bool soft) {
     check_names(n.else_body, is_if ? true : false);
   }
 }
-
 
 class Parser : public ExprParser {
  public:
@@ -102,7 +103,8 @@ class Parser : public ExprParser {
         parse_statement(body);
       } else if (tk.type == Tok::eof) {
         if (!ends.empty())
-          fail(tk.line, "unexpected end of template, expected '" + ends[0] + "'");
+          fail(tk.line,
+               "unexpected end of template, expected '" + ends[0] + "'");
         return body;
       } else {
         unexpected("template data or a tag");
@@ -125,7 +127,8 @@ class Parser : public ExprParser {
       if (!skip_name("in")) unexpected("'in'");
       n.expr = parse_tuple(false, false, "recursive", false);
       if (skip_name("if")) n.cond = parse_expression(true);
-      if (is_name("recursive")) fail(line, "recursive for loops are not supported");
+      if (is_name("recursive"))
+        fail(line, "recursive for loops are not supported");
       expect_block_end();
       ++loop_depth_;
       n.body = subparse({"endfor", "else"}, &which);

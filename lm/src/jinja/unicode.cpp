@@ -19,8 +19,8 @@ static std::size_t char_len(unsigned char c) {
 std::vector<std::string> utf8_chars(std::string_view s) {
   std::vector<std::string> out;
   for (std::size_t k = 0; k < s.size();) {
-    std::size_t n = std::min(char_len(static_cast<unsigned char>(s[k])),
-                             s.size() - k);
+    std::size_t n =
+        std::min(char_len(static_cast<unsigned char>(s[k])), s.size() - k);
     out.emplace_back(s.substr(k, n));
     k += n;
   }

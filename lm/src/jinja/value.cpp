@@ -71,7 +71,8 @@ std::string float_repr(double d) {
   if (std::isnan(d)) return "nan";
   if (std::isinf(d)) return d < 0 ? "-inf" : "inf";
   char buf[64];
-  auto r = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
+  auto r =
+      std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
   std::string sci(buf, r.ptr);
   // sci is "[-]D[.DDD]e[+-]XX": split into sign, digits and exponent.
   std::string sign;
@@ -377,8 +378,8 @@ struct JsonWriter {
       case Type::floating:
         return repr(k);
       default:
-        fail(line, "keys must be str, int, float, bool or None, not " +
-                       type_name(k));
+        fail(line,
+             "keys must be str, int, float, bool or None, not " + type_name(k));
     }
   }
   void write(const Value& v, int depth) {
@@ -445,8 +446,8 @@ struct JsonWriter {
         return;
       }
       default:
-        fail(line, "Object of type " + type_name(v) +
-                       " is not JSON serializable");
+        fail(line,
+             "Object of type " + type_name(v) + " is not JSON serializable");
     }
   }
 };

@@ -64,8 +64,8 @@ struct Value {
   /// The text of a string; for an undefined value, the message that using
   /// it raises ("'x' is undefined").
   std::string s;
-  std::shared_ptr<List> list;   // list and tuple
-  std::shared_ptr<Dict> dict;   // dict and ns
+  std::shared_ptr<List> list;  // list and tuple
+  std::shared_ptr<Dict> dict;  // dict and ns
   std::shared_ptr<Callable> fn;
 
   static Value undefined(std::string message) {
@@ -113,9 +113,7 @@ struct Value {
   bool is_undefined() const { return type == Type::undefined; }
   bool is_none() const { return type == Type::none; }
   bool is_string() const { return type == Type::string; }
-  bool is_sequence() const {
-    return type == Type::list || type == Type::tuple;
-  }
+  bool is_sequence() const { return type == Type::list || type == Type::tuple; }
   bool is_mapping() const { return type == Type::dict; }
   /// int, float or bool (Python's bool is an int).
   bool is_number() const {

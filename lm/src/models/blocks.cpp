@@ -131,17 +131,6 @@ void Weights::finish() {
 
 Array rms_norm(const Array& x, const Array& w, float eps) { return fast::rms_norm(x, w, eps); }
 
-Mask attention_mask(int L, int T, int offset_after, int window) {
-  // Query i sits at position offset_after - L + i, key t at offset_after - T + t.
-  const bool window_binds = window > 0 && T > window;
-  if (L == 1 && !window_binds) return {"", std::nullopt};
-  if (!window_binds) return {"causal", std::nullopt};
-  Array qpos = arange(offset_after - L, offset_after, int32).reshape({L, 1});
-  Array kpos = arange(offset_after - T, offset_after, int32).reshape({1, T});
-  Array keep = logical_and(less_equal(kpos, qpos), greater(kpos, qpos - window));
-  return {"array", keep};
-}
-
 Array Attention::operator()(const AttentionSpec& spec, const Array& x, LayerCache& cache) const {
   const int B = x.shape(0), L = x.shape(1);
   Array qs = q(x).reshape({B, L, spec.heads, spec.head_dim});
@@ -151,14 +140,14 @@ Array Attention::operator()(const AttentionSpec& spec, const Array& x, LayerCach
   if (k_norm) ks = fast::rms_norm(ks, *k_norm, spec.norm_eps);
   qs = qs.transpose({0, 2, 1, 3});
   ks = ks.transpose({0, 2, 1, 3});
-  const int offset = cache.offset();
-  qs = fast::rope(qs, spec.rope_dims, spec.rope_traditional, spec.rope_base, spec.rope_scale, offset,
-                  spec.rope_freqs);
-  ks = fast::rope(ks, spec.rope_dims, spec.rope_traditional, spec.rope_base, spec.rope_scale, offset,
-                  spec.rope_freqs);
-  auto [kc, vc] = cache.update_and_fetch(ks, vs);
-  Mask m = attention_mask(L, kc.shape(2), cache.offset(), cache.window());
-  Array out = fast::scaled_dot_product_attention(qs, kc, vc, spec.scale, m.mode, m.array);
+  auto rope = [&](const Array& t) {
+    if (auto rows = cache.row_offsets())
+      return fast::rope(t, spec.rope_dims, spec.rope_traditional, spec.rope_base, spec.rope_scale, *rows,
+                        spec.rope_freqs);
+    return fast::rope(t, spec.rope_dims, spec.rope_traditional, spec.rope_base, spec.rope_scale, cache.offset(),
+                      spec.rope_freqs);
+  };
+  Array out = cache.attend(rope(qs), rope(ks), vs, spec.scale);
   return o(out.transpose({0, 2, 1, 3}).reshape({B, L, spec.heads * spec.head_dim}));
 }
 

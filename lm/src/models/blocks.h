@@ -92,7 +92,8 @@ struct Attention {
 
 /// The mask of `L` queries against `T` keys whose last one is at position
 /// `offset_after - 1` (keys are the last T positions), with a window
-/// (0: none): "causal" when that is all it is, else a bool array.
+/// (0: none): "causal" when that is all it is, else a bool array
+/// (defined in cache.cpp, which uses it).
 struct Mask {
   std::string mode;
   std::optional<Array> array;

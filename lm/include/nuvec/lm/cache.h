@@ -20,6 +20,14 @@ class LayerCache {
   /// Appends keys/values [B, H, L, D] and returns what attention reads:
   /// every cached position in order (or a window of them), [B, H, T, D].
   virtual std::pair<Array, Array> update_and_fetch(const Array& keys, const Array& values) = 0;
+  /// Appends keys/values and returns softmax(scale q k^T + mask) v over
+  /// the cached positions, q [B, Hq, L, D] (causal, and windowed for
+  /// window() > 0). The default is update_and_fetch and
+  /// fast::scaled_dot_product_attention; a paged cache reads its blocks.
+  virtual Array attend(const Array& q, const Array& keys, const Array& values, float scale);
+  /// The RoPE offsets of the rows of the next call: nothing when every row
+  /// is at offset(), else one per batch row (int32 [B]).
+  virtual std::optional<Array> row_offsets() const { return std::nullopt; }
   /// Tokens seen so far (the RoPE offset of the next token).
   int offset() const { return offset_; }
   /// The attention window, 0 for all positions.

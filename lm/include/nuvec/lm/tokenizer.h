@@ -57,15 +57,22 @@ class Tokenizer {
   /// The text of `ids`; ids out of range throw nuvec::Error.
   std::string decode(std::span<const int> ids, bool skip_special_tokens = false) const;
 
+  /// The number of ids: the largest id of the vocabulary and the added
+  /// tokens, plus one.
   int vocab_size() const;
+  /// The id of a vocabulary entry or added token, spelled as stored ("Ġthe"
+  /// for byte-level vocabularies); nullopt when there is none.
   std::optional<int> token_to_id(std::string_view token) const;
   /// The vocabulary entry of `id` (its raw form, "Ġthe" for byte-level).
   std::string id_to_token(int id) const;
+  /// Whether `id` is a special added token (what skip_special_tokens drops).
   bool is_special(int id) const;
+  /// The id of the config's bos_token (GGUF: bos_token_id), if any.
   std::optional<int> bos_token_id() const;
   /// The end-of-sequence ids (the config's eos_token; a caller may add
   /// generation_config.json's).
   std::vector<int> eos_token_ids() const;
+  /// The text of the BOS / EOS token, empty when there is none.
   std::string bos_token() const;
   std::string eos_token() const;
   /// The chat template (Jinja text), empty when there is none.
@@ -77,6 +84,7 @@ class Tokenizer {
   Tokenizer& operator=(Tokenizer&&) noexcept;
   ~Tokenizer();
 
+  /// The internal representation (lm/src/tokenizer/tokenizer_impl.h).
   struct Impl;
   const Impl& impl() const { return *impl_; }
 
@@ -90,10 +98,13 @@ class Tokenizer {
 /// is complete so far and not returned before.
 class StreamingDetokenizer {
  public:
+  /// Keeps a reference to `tokenizer`, which must outlive it.
   explicit StreamingDetokenizer(const Tokenizer& tokenizer);
+  /// Adds one id; returns the text it completes (possibly empty).
   std::string add(int id);
   /// The rest (an incomplete character becomes U+FFFD, as decode does).
   std::string finalize();
+  /// Forgets the ids added so far.
   void reset();
   /// All the text of the ids added since the last reset.
   std::string text() const;
