@@ -186,4 +186,79 @@ Array cross_entropy(const Array& logits, const Array& targets, StreamOrDevice s 
 Array cross_entropy(const Array& logits, const Array& targets, const CrossEntropyOptions& options,
                     StreamOrDevice s = {}, Location loc = NUVEC_LOC);
 
+// ---- Gated DeltaNet (docs/fast.md, "gated_delta"): the recurrence of
+// Qwen3-Next's linear-attention layers, as mlx-lm's gated_delta kernel.
+// Composites of ops (one small step per time step) on every device for now.
+
+/// The gated delta rule over T steps, per batch row b and value head h
+/// (key head h / (Hv / Hk)): with S = state[b, h] [Dv, Dk], for t in 0..T-1
+///   S = g_t S;  delta = (v_t - S k_t) beta_t;  S = S + delta k_t^T;
+///   y_t = S q_t.
+/// q, k [B, T, Hk, Dk]; v [B, T, Hv, Dv] with Hv a multiple of Hk; g
+/// [B, T, Hv] (one decay per head) or [B, T, Hv, Dk] (one per key feature,
+/// scaling S's columns); beta [B, T, Hv]; state [B, Hv, Dv, Dk]; mask bool
+/// [B, T] or none: a step where it is false leaves S as it was and gives
+/// y_t = 0 (padded positions). No scale is applied (mlx-lm folds Dk^-1/2
+/// into q). Floating inputs of any dtype: the recurrence runs in float32
+/// (float64 when q or state is float64), y is of q's dtype and the new state
+/// of state's dtype. Returns {y [B, T, Hv, Dv], new state}. Each batch row
+/// is computed on its own: its results do not depend on the other rows.
+/// Invalid shapes or dtypes give two failed arrays naming the argument.
+std::pair<Array, Array> gated_delta(const Array& q, const Array& k, const Array& v,
+                                    const Array& g, const Array& beta, const Array& state,
+                                    const std::optional<Array>& mask = std::nullopt,
+                                    StreamOrDevice s = {}, Location loc = NUVEC_LOC);
+
+/// gated_delta with the states in a pool [S, Hv, Dv, Dk] (batched serving):
+/// row b starts from pool[slots[b]] (slots an integer vector [B]) and the
+/// result is {y, the pool with pool[slots[b]] replaced by row b's new
+/// state}, the other entries unchanged. Slots must be distinct and in
+/// [0, S); out-of-range values are clamped as take/scatter do and a repeated
+/// slot keeps the last row's state (neither is checked: slots are values).
+std::pair<Array, Array> gated_delta_slots(const Array& q, const Array& k, const Array& v,
+                                          const Array& g, const Array& beta, const Array& pool,
+                                          const Array& slots,
+                                          const std::optional<Array>& mask = std::nullopt,
+                                          StreamOrDevice s = {}, Location loc = NUVEC_LOC);
+
+// ---- Paged attention (docs/fast.md, "Paged attention"): a key/value cache
+// held in blocks of a shared pool, each sequence's blocks listed by its row of
+// a block table (batched serving). The integer arguments are read on the host
+// when the op is built (evaluated if lazy): the graph depends on their values,
+// so these ops are not traceable by compile or vmap, and invalid values fail
+// the call.
+
+/// Writes the new keys/values k [B, Hkv, L, D] and v [B, Hkv, L, Dv] of B
+/// sequences into the pools k_pool [num_blocks, Hkv, block_size, D] and
+/// v_pool [num_blocks, Hkv, block_size, Dv]: token l of row b goes to
+/// position positions[b] + l of that row, i.e. pool block
+/// block_table[b, pos / block_size] at offset pos % block_size. block_table
+/// is an integer [B, max_blocks], positions an integer [B]. Returns the
+/// updated pools (new arrays, as slice_update; the inputs are unchanged),
+/// converted to the pools' dtypes. Rows that share a slot keep the last
+/// row's token. A position past the table or a block outside [0, num_blocks)
+/// gives failed arrays.
+std::pair<Array, Array> paged_write(const Array& k_pool, const Array& v_pool,
+                                    const Array& k, const Array& v,
+                                    const Array& block_table,
+                                    const Array& positions,
+                                    StreamOrDevice s = {},
+                                    Location loc = NUVEC_LOC);
+
+/// Attention of q [B, Hq, L, D] (Hq a multiple of Hkv) over the pools of
+/// paged_write: row b attends the first lengths[b] positions of its blocks
+/// (lengths an integer [B], block_table as paged_write's), mask_mode
+/// "causal" (the L queries are the row's last L positions; lengths[b] >= L)
+/// or "" (every query sees all lengths[b] keys). Output [B, Hq, L, Dv] in
+/// the promoted dtype. Each row's result is bit for bit
+/// scaled_dot_product_attention of that row alone over its own contiguous
+/// keys (its solo bits), whatever else is in the batch. Only the table
+/// entries of the blocks a row uses are read (others may be anything); a
+/// used entry outside [0, num_blocks) or a length beyond the table gives a
+/// failed array.
+Array paged_attention(const Array& q, const Array& k_pool, const Array& v_pool,
+                      const Array& block_table, const Array& lengths,
+                      float scale, const std::string& mask_mode = "causal",
+                      StreamOrDevice s = {}, Location loc = NUVEC_LOC);
+
 }  // namespace nuvec::fast

@@ -17,6 +17,7 @@ std::vector<std::string> meta_state(const LayerCache& c) {
   if (c.kind() == "RotatingKVCache") return {"0", std::to_string(c.window()), off, "0"};
   if (auto* q = dynamic_cast<const QuantizedKVCache*>(&c))
     return {off, std::to_string(q->group_size()), std::to_string(q->bits())};
+  if (auto* r = dynamic_cast<const ArraysCache*>(&c)) return {off, std::to_string(r->size())};
   return {off};
 }
 
@@ -78,6 +79,13 @@ PromptCache load_prompt_cache(const std::string& file, std::unordered_map<std::s
       offset = to_int(m(2), "an offset");
     } else if (kind == "QuantizedKVCache") {
       c = std::make_unique<QuantizedKVCache>(to_int(m(1), "group_size"), to_int(m(2), "bits"));
+      offset = to_int(m(0), "an offset");
+    } else if (kind == "ArraysCache") {
+      const int size = to_int(m(1), "a slot count");
+      if (size < static_cast<int>(st.size()) || size > 64)
+        fail(ErrorKind::io, file + ": layer " + std::to_string(i) + " has " + std::to_string(st.size()) +
+                                " arrays for " + std::to_string(size) + " slots");
+      c = std::make_unique<ArraysCache>(size);
       offset = to_int(m(0), "an offset");
     } else {
       fail(ErrorKind::io, file + ": layer " + std::to_string(i) + " has unknown cache kind \"" + kind + "\"");

@@ -91,6 +91,10 @@ void execute(Node& n) {
   std::vector<Array> outs;
   bool needs_kernel = false;
   bool elementwise = is_elementwise(n.primitive->id());
+  // A scatter (slice_update, at(...).set) may write into its first input
+  // when nothing else holds it: the kernels copy only when the buffers
+  // differ, so a KV-cache update costs the update, not the cache.
+  const bool scatter = n.primitive->id() == PrimitiveId::Scatter;
   const bool gpu = n.stream.device == Device::gpu;
   for (size_t i = 0; i < n.specs.size(); ++i) {
     auto desc = n.outputs[i].lock();
@@ -114,7 +118,8 @@ void execute(Node& n) {
         // An element-wise kernel may write over an input nothing else
         // holds; on the GPU when that input was written on this stream
         // (other streams' reads are then waited for on the GPU).
-        if (elementwise && !n.keep_graph && can_donate(in, *desc)) {
+        const bool may_donate = elementwise || (scatter && &in == &n.inputs.front());
+        if (may_donate && !n.keep_graph && can_donate(in, *desc)) {
           const Data& d = *in.desc()->data;
           if (gpu ? d.device == Device::gpu && backend::gpu_donate(d, n.stream) : d.device == Device::cpu) {
             desc->data = in.desc()->data;

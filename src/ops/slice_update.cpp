@@ -32,8 +32,27 @@ Array static_update(const Array& src, const Array& update, const Shape& start,
     if (k == 0)
       return fail(ErrorKind::invalid_argument, "slice step cannot be 0", op,
                   loc);
-  Array pos = ops::slice(impl::positions_of(src.shape(), s, loc), start, stop,
-                         strides, s, loc);
+  // The flat positions of the slice, built per axis (each axis' positions
+  // sliced as slice would, times its row-major stride, broadcast-added), so
+  // that a small update of a large array (a KV cache) costs the update's
+  // size, not the array's.
+  double total = 1;
+  for (int d : src.shape()) total *= d;
+  const DType pdt = total > 2147483647.0 ? int64 : int32;
+  std::optional<Array> pos_acc;
+  int64_t row_stride = 1;
+  for (int d = static_cast<int>(nd) - 1; d >= 0; --d) {
+    Array ax = ops::slice(ops::arange(0.0, double(src.shape(d)), 1.0, pdt, s, loc), {start[d]}, {stop[d]},
+                          {strides[d]}, s, loc);
+    if (ax.is_failed()) return impl::refail(ax, op, loc);
+    Shape bshape(nd, 1);
+    bshape[d] = ax.shape(0);
+    ax = ops::reshape(ops::multiply(ax, nuvec::array(row_stride, pdt), s, loc), bshape, s, loc);
+    pos_acc = pos_acc ? ops::add(*pos_acc, ax, s, loc) : ax;
+    row_stride *= src.shape(d);
+  }
+  Array pos = nd == 0 ? ops::slice(impl::positions_of(src.shape(), s, loc), start, stop, strides, s, loc)
+                      : *pos_acc;
   if (pos.is_failed()) return impl::refail(pos, op, loc);
   Array upd = ops::broadcast_to(ops::astype(update, src.dtype(), s, loc),
                                 pos.shape(), s, loc);

@@ -74,7 +74,7 @@ TEST_P(TinyModel, ThirtyTwoGreedyTokensEqualMlxLms) {
 
 INSTANTIATE_TEST_SUITE_P(Architectures, TinyModel,
                          ::testing::Values("llama", "llama_bf16", "llama_q4", "llama_tied", "mistral", "qwen2", "qwen3",
-                                           "gemma3_text", "mixtral", "qwen3_moe"));
+                                           "gemma3_text", "mixtral", "qwen3_moe", "qwen3_next"));
 
 TEST(LmLoad, UnknownModelTypeIsAnErrorNamingIt) {
   namespace fs = std::filesystem;

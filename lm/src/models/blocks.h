@@ -42,6 +42,12 @@ class Weights {
  public:
   Weights(WeightMap map, std::string source) : map_(std::move(map)), source_(std::move(source)) {}
   bool has(const std::string& name) const { return map_.count(name) > 0; }
+  /// Every tensor name (unordered): layouts a model detects by name.
+  std::vector<std::string> names() const {
+    std::vector<std::string> out;
+    for (const auto& kv : map_) out.push_back(kv.first);
+    return out;
+  }
   /// The tensor `name` of shape `shape` (a placeholder and a recorded
   /// problem when missing or mis-shaped).
   Array take(const std::string& name, const Shape& shape);

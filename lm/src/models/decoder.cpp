@@ -309,6 +309,8 @@ std::shared_ptr<Model> build_decoder(DecoderSpec spec, Weights& w) {
 
 void convert_model(Model& model, std::optional<DType> dtype, bool dequantize_weights,
                    std::optional<int> quantize_bits, int group_size, std::optional<Device> device) {
+  if (auto* own = dynamic_cast<SelfConverting*>(&model))
+    return own->convert(dtype, dequantize_weights, quantize_bits, group_size, device);
   auto& m = dynamic_cast<Decoder&>(model);
   const DType target = dtype.value_or(m.norm.dtype());
   m.for_each_linear([&](const std::string&, Linear& l) { convert(l, target, dequantize_weights); });

@@ -65,8 +65,18 @@ std::shared_ptr<Model> build_qwen3(const Config& cfg, Weights& weights);
 std::shared_ptr<Model> build_gemma3(const Config& cfg, Weights& weights);
 std::shared_ptr<Model> build_mixtral(const Config& cfg, Weights& weights);
 std::shared_ptr<Model> build_qwen3_moe(const Config& cfg, Weights& weights);
+std::shared_ptr<Model> build_qwen3_next(const Config& cfg, Weights& weights);  // qwen3_next.cpp
 /// The builder of `model_type`, or an error naming it and the known ones.
 Builder find_builder(const std::string& model_type);
+
+/// A model other than build_decoder's (qwen3_next) that converts itself:
+/// convert_model calls convert() with its arguments.
+class SelfConverting {
+ public:
+  virtual ~SelfConverting() = default;
+  virtual void convert(std::optional<DType> dtype, bool dequantize, std::optional<int> quantize_bits,
+                       int group_size, std::optional<Device> device) = 0;
+};
 
 /// Applies LoadConfig's dtype / dequantization / quantization to a model
 /// that build_decoder made.

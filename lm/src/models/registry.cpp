@@ -13,6 +13,7 @@ const std::map<std::string, Builder>& registry() {
       {"llama", build_llama},     {"mistral", build_llama},       {"qwen2", build_qwen2},
       {"qwen3", build_qwen3},     {"qwen3_moe", build_qwen3_moe}, {"mixtral", build_mixtral},
       {"gemma3", build_gemma3},   {"gemma3_text", build_gemma3},
+      {"qwen3_next", build_qwen3_next},
   };
   return r;
 }

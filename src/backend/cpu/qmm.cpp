@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backend/cpu/quant_rows.h"
+#include "backend/cpu/qmv.h"
 #include "nuvec/ops/quantized.h"
 
 namespace nuvec::cpu {
@@ -176,6 +177,11 @@ void qmm(const QuantizedMatmul& p, const Arrays& in, Array& out) {
   if (in[1].ndim() == 2 && M <= ROW_INDEPENDENT_ROWS) {
     // Few rows per item: every row of every item in one pass over w (each
     // row's sums are its own, so the batch changes no bits).
+    const int64_t R = x.size() / std::max<int64_t>(K, 1);
+    if constexpr (std::is_same_v<T, float>) {
+      // One or two rows (decode): unpacked in registers, the same sums.
+      if (p.transpose() && R <= 2 && qmv_affine_applies(pk)) return qmv_affine(xv.data(), R, K, N, pk, o);
+    }
     product<T, A>(xv.data(), x.size() / std::max<int64_t>(K, 1), K, N, p.transpose(), q.group_size,
                   packed_loader(pk, 0), o);
     return;

@@ -100,7 +100,7 @@ void check(cudaError_t e, const char* what) {
 
 void scatter(const Scatter& p, const Array& x, const Array& positions,
              const Array& updates, Array& out, cudaStream_t s, Stream st) {
-  copy_into(x, out, s);
+  if (out.desc()->data != x.desc()->data) copy_into(x, out, s);  // else donated
   const int64_t u = positions.size();
   const int64_t n = x.size();
   if (u == 0 || n == 0) return;  // (the rule refuses updates of an empty array)

@@ -110,6 +110,38 @@ class QuantizedKVCache : public LayerCache {
   std::vector<Array> k_, v_;  // {w_q, scales, biases} each
 };
 
+/// mlx-lm's ArraysCache (MambaCache): a fixed number of state slots of a
+/// recurrent layer (Qwen3-Next's Gated DeltaNet: slot 0 the convolution's
+/// last inputs, slot 1 the recurrent state), each empty until first set.
+/// offset() counts the tokens the layer has seen (advance()); it holds no
+/// keys or values, so update_and_fetch and attend throw, and it cannot be
+/// trimmed (trim(n) is false for n > 0). state() is the set slots from the
+/// first up to the first empty one; set_state fills slots from the first.
+class ArraysCache : public LayerCache {
+ public:
+  explicit ArraysCache(int size) : slots_(static_cast<size_t>(size > 0 ? size : 0)) {}
+  std::pair<Array, Array> update_and_fetch(const Array& keys, const Array& values) override;
+  Array attend(const Array& q, const Array& keys, const Array& values, float scale) override;
+  /// The number of slots.
+  int size() const { return static_cast<int>(slots_.size()); }
+  /// Slot i (nothing while unset); i outside [0, size()) throws.
+  const std::optional<Array>& get(int i) const;
+  /// Sets slot i; i outside [0, size()) throws.
+  void set(int i, Array a);
+  /// Counts `n` more tokens seen.
+  void advance(int n) { offset_ += n; }
+  std::vector<Array> state() const override;
+  std::string kind() const override { return "ArraysCache"; }
+  /// Fills the first state.size() slots (at most size(), else throws) and
+  /// empties the others.
+  void set_state(std::vector<Array> state, int offset) override;
+  bool trim(int n) override { return n == 0; }
+  std::unique_ptr<LayerCache> clone() const override { return std::make_unique<ArraysCache>(*this); }
+
+ private:
+  std::vector<std::optional<Array>> slots_;
+};
+
 /// A model's caches, one per layer.
 using PromptCache = std::vector<std::unique_ptr<LayerCache>>;
 
