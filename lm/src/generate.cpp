@@ -16,6 +16,12 @@ double now() {
   using namespace std::chrono;
   return duration<double>(steady_clock::now().time_since_epoch()).count();
 }
+// Peak memory of the device generation runs on (the host's for the CPU).
+size_t peak_bytes() { return default_device() == Device::gpu ? get_peak_memory(Device::gpu) : get_peak_memory(); }
+void reset_peak() {
+  if (default_device() == Device::gpu) reset_peak_memory(Device::gpu);
+  reset_peak_memory();
+}
 Array row_tokens(const std::vector<int>& ids) {
   return array(ids, Shape{1, static_cast<int>(ids.size())});
 }
@@ -110,7 +116,7 @@ GenerationResponse stream_generate(const Model& model, const Tokenizer& tokenize
   std::vector<int> eos = options.eos_token_ids.empty() ? tokenizer.eos_token_ids() : options.eos_token_ids;
   PromptCache local;
   PromptCache& c = cache ? *cache : local;
-  reset_peak_memory();
+  reset_peak();
   TokenGenerator gen(model, prompt, c, options);
   StreamingDetokenizer detok(tokenizer);
   GenerationResponse r;
@@ -126,7 +132,7 @@ GenerationResponse stream_generate(const Model& model, const Tokenizer& tokenize
     const bool stop = std::find(eos.begin(), eos.end(), step->token) != eos.end();
     r.text = stop ? detok.finalize() : detok.add(step->token);
     r.generation_tps = (r.generation_tokens - 1) / std::max(now() - t_gen, 1e-9);
-    r.peak_memory_gb = static_cast<double>(get_peak_memory()) / 1e9;
+    r.peak_memory_gb = static_cast<double>(peak_bytes()) / 1e9;
     r.finish_reason = stop ? "stop" : (options.max_tokens >= 0 && r.generation_tokens >= options.max_tokens ? "length" : "");
     if (r.finish_reason == "length") r.text += detok.finalize();
     if (!on_token(r) || stop) break;

@@ -31,7 +31,8 @@ const char* kUsage =
     "                    [--dtype float32|bfloat16|float16] [--device cpu|gpu]\n"
     "  nuvec-lm chat --model DIR|FILE.gguf [--max-tokens N] [--temp T] [--seed S] [--device cpu|gpu]\n"
     "  nuvec-lm convert --model DIR|FILE.gguf --out DIR2 [--quantize --bits 4 --group-size 64 | --dtype bfloat16]\n"
-    "  nuvec-lm bench --model DIR|FILE.gguf [--device cpu|gpu] [--dtype ...]\n";
+    "  nuvec-lm bench --model DIR|FILE.gguf [--device cpu|gpu] [--dtype ...] [--quantize --bits B --group-size G]\n"
+    "                 [--decode-tokens N] [--prompts 16,128,512,2048]\n";
 
 const std::vector<std::string> kFlags = {"--chat", "--quantize"};
 
@@ -63,6 +64,10 @@ std::optional<DType> parse_dtype(const std::string& s) {
 lm::LoadConfig load_config(const Args& a) {
   lm::LoadConfig c;
   c.dtype = parse_dtype(a.get("dtype"));
+  if (a.has("quantize")) {
+    c.quantize_bits = static_cast<int>(a.num("bits", 4));
+    c.quantize_group_size = static_cast<int>(a.num("group-size", 64));
+  }
   const std::string dev = a.get("device");
   if (dev == "gpu") {
     if (!is_available(Device::gpu)) throw std::invalid_argument("--device gpu: no GPU here");
@@ -172,12 +177,7 @@ int cmd_chat(const Args& a) {
 
 int cmd_convert(const Args& a) {
   if (!a.has("model") || !a.has("out")) throw std::invalid_argument("convert needs --model and --out");
-  lm::LoadConfig c;
-  c.dtype = parse_dtype(a.get("dtype"));
-  if (a.has("quantize")) {
-    c.quantize_bits = static_cast<int>(a.num("bits", 4));
-    c.quantize_group_size = static_cast<int>(a.num("group-size", 64));
-  }
+  lm::LoadConfig c = load_config(a);
   auto m = lm::load(a.get("model"), c);
   lm::save_checkpoint(*m.model, m.config_json, a.get("out"), a.get("model"));
   std::printf("wrote %s (%zu parameters, %.1f MB)\n", a.get("out").c_str(), m.model->info().num_parameters,
@@ -195,13 +195,31 @@ int cmd_bench(const Args& a) {
   std::printf("| prompt | prefill tok/s | time to first token (s) | decode tok/s | peak memory (GB) |\n"
               "|---:|---:|---:|---:|---:|\n");
   const int decode = static_cast<int>(a.num("decode-tokens", 64));
-  for (int len : {16, 128, 512, 2048}) {
+  std::vector<int> lens;
+  {
+    std::string list = a.get("prompts", "16,128,512,2048");
+    for (size_t i = 0; i < list.size();) {
+      size_t j = list.find(',', i);
+      lens.push_back(std::stoi(list.substr(i, j == std::string::npos ? std::string::npos : j - i)));
+      i = j == std::string::npos ? list.size() : j + 1;
+    }
+  }
+  {  // Warm-up: kernels built, memory pools filled, outside the table.
+    lm::PromptCache cache;
+    lm::GenerateOptions o;
+    o.max_tokens = 4;
+    lm::TokenGenerator gen(*model, std::vector<int>(16, 1), cache, o);
+    while (gen.next()) {
+    }
+  }
+  for (int len : lens) {
     std::vector<int> ids(static_cast<size_t>(len));
     for (int i = 0; i < len; ++i) ids[static_cast<size_t>(i)] = (i * 7919 + 13) % info.vocab_size;
     lm::PromptCache cache;
     reset_peak_memory();
+    if (default_device() == Device::gpu) reset_peak_memory(Device::gpu);
     lm::GenerateOptions o;
-    o.max_tokens = decode;
+    o.max_tokens = decode + 1;
     lm::TokenGenerator gen(*model, ids, cache, o);
     auto t0 = std::chrono::steady_clock::now();
     gen.next();
@@ -211,8 +229,9 @@ int cmd_bench(const Args& a) {
     auto t2 = std::chrono::steady_clock::now();
     double ttft = std::chrono::duration<double>(t1 - t0).count();
     double dec = std::chrono::duration<double>(t2 - t1).count();
+    const size_t peak = default_device() == Device::gpu ? get_peak_memory(Device::gpu) : get_peak_memory();
     std::printf("| %d | %.1f | %.3f | %.1f | %.3f |\n", len, len / ttft, ttft, n / dec,
-                static_cast<double>(get_peak_memory()) / 1e9);
+                static_cast<double>(peak) / 1e9);
     std::fflush(stdout);
   }
   return 0;
