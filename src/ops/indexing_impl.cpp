@@ -14,6 +14,24 @@ Array positions_of(const Shape& shape, const StreamOrDevice& s, Location loc) {
   return ops::reshape(ops::arange(0.0, n, 1.0, dt, s, loc), shape, s, loc);
 }
 
+void slice_axis(int dim, int64_t b, int64_t e, int64_t k, int& first, int& count) {
+  auto clampi = [](int64_t v, int64_t lo, int64_t hi) { return std::min(std::max(v, lo), hi); };
+  if (b < 0) b += dim;
+  if (e < 0) e += dim;
+  int64_t cnt;
+  if (k > 0) {
+    b = clampi(b, 0, dim);
+    e = clampi(e, 0, dim);
+    cnt = e > b ? (e - b + k - 1) / k : 0;
+  } else {
+    b = clampi(b, -1, dim - 1);
+    e = clampi(e, -1, dim - 1);
+    cnt = b > e ? (b - e + (-k) - 1) / (-k) : 0;
+  }
+  first = cnt > 0 ? static_cast<int>(b) : 0;
+  count = static_cast<int>(cnt);
+}
+
 Shape flat_shape(const Array& x) {
   // -1 cannot be inferred for an empty array.
   return x.size() == 0 ? Shape{0} : Shape{-1};

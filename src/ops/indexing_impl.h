@@ -16,6 +16,10 @@ namespace nuvec::inline ops::impl {
 /// arange of the element count in `shape`: int32, or int64 past 2^31 - 1
 /// elements.
 Array positions_of(const Shape& shape, const StreamOrDevice& s, Location loc);
+/// Python's slice.indices() for one axis of size `dim` with start `b`,
+/// stop `e` and step `k` (not 0): the first index and the count (0: empty,
+/// first index 0).
+void slice_axis(int dim, int64_t b, int64_t e, int64_t k, int& first, int& count);
 /// The shape that flattens x ({-1}, or {0} when x is empty).
 Shape flat_shape(const Array& x);
 /// Integer `idx` as int64, wrapped once when negative (-1 is n - 1) and

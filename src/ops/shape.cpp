@@ -5,6 +5,7 @@
 
 #include "nuvec/primitives/shape_ops.h"
 #include "ops/builder.h"
+#include "ops/indexing_impl.h"
 
 namespace nuvec::inline ops {
 
@@ -237,23 +238,7 @@ Array slice(const Array& x, std::vector<int> start, std::vector<int> stop,
     }
     int64_t k = strides.empty() ? 1 : strides[i];
     if (k == 0) return fail(ErrorKind::invalid_argument, "slice step cannot be 0", "slice", loc);
-    // Python's slice.indices(): clamp, then count.
-    auto clampi = [&](int64_t v, int64_t lo, int64_t hi) { return std::min(std::max(v, lo), hi); };
-    int64_t b = start[i], e = stop[i];
-    if (b < 0) b += dim;
-    if (e < 0) e += dim;
-    int64_t cnt;
-    if (k > 0) {
-      b = clampi(b, 0, dim);
-      e = clampi(e, 0, dim);
-      cnt = e > b ? (e - b + k - 1) / k : 0;
-    } else {
-      b = clampi(b, -1, dim - 1);
-      e = clampi(e, -1, dim - 1);
-      cnt = b > e ? (b - e + (-k) - 1) / (-k) : 0;
-    }
-    st[i] = cnt > 0 ? static_cast<int>(b) : 0;
-    size[i] = static_cast<int>(cnt);
+    impl::slice_axis(dim, start[i], stop[i], k, st[i], size[i]);
     step[i] = static_cast<int>(k);
   }
   return build1(make<Slice>(st, size, step), {x}, s, "slice", loc);

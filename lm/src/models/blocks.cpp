@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "config.h"
+#include "nuvec/compile.h"
 #include "nuvec/fast.h"
 
 namespace nuvec::lm::detail {
@@ -161,16 +162,27 @@ void Attention::collect(const std::string& prefix, NamedList& out) const {
 }
 
 namespace {
-Array gelu_tanh(const Array& x) {
-  // 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), mlx's gelu_approx.
-  return 0.5f * x * (1.0f + tanh(std::sqrt(2.0f / float(M_PI)) * (x + 0.044715f * x * x * x)));
-}
 Array silu(const Array& x) { return x * sigmoid(x); }
+// The gated activations, compiled shapeless as mlx-lm compiles swiglu (and
+// MLX its activations): one fused kernel each, the uncompiled bits.
+Array swiglu(const Array& g, const Array& u) {
+  static auto f = compile([](const Array& a, const Array& b) { return silu(a) * b; }, true);
+  return f(g, u);
+}
+Array geglu_tanh(const Array& g, const Array& u) {
+  // 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), mlx's gelu_approx.
+  static auto f = compile(
+      [](const Array& x, const Array& b) {
+        return 0.5f * x * (1.0f + tanh(std::sqrt(2.0f / float(M_PI)) * (x + 0.044715f * x * x * x))) * b;
+      },
+      true);
+  return f(g, u);
+}
 }  // namespace
 
 Array Mlp::operator()(const Array& x) const {
-  Array g = gate(x);
-  return down((gelu ? gelu_tanh(g) : silu(g)) * up(x));
+  Array g = gate(x), u = up(x);
+  return down(gelu ? geglu_tanh(g, u) : swiglu(g, u));
 }
 
 void Mlp::collect(const std::string& prefix, NamedList& out) const {
@@ -205,7 +217,7 @@ Array SwitchMlp::operator()(const Array& x, const Array& indices) const {
   }
   Array g = switch_linear(gate, xe, idx, sort);
   Array u = switch_linear(up, xe, idx, sort);
-  Array y = switch_linear(down, silu(g) * u, idx, sort);
+  Array y = switch_linear(down, swiglu(g, u), idx, sort);
   if (sort) {
     y = take(y, *inv, 0);
     Shape s = indices.shape();

@@ -138,9 +138,9 @@ class Decoder : public Model {
         h = residual(h, fast::rms_norm(r, *l.post_ff_norm, spec.norm_eps));
         continue;
       }
-      h = h + r;
-      Array n = fast::rms_norm(h, l.norm2, spec.norm_eps);
-      h = h + (l.mlp ? (*l.mlp)(n) : moe(l, n));
+      // The residual sum and the MLP's norm in one pass (the same bits).
+      auto [h2, n] = fast::add_rms_norm(h, r, l.norm2, spec.norm_eps);
+      h = h2 + (l.mlp ? (*l.mlp)(n) : moe(l, n));
     }
     h = fast::rms_norm(h, norm, spec.norm_eps);
     return lm_head ? (*lm_head)(h) : embed.as_linear(h);
