@@ -32,37 +32,29 @@ Array static_update(const Array& src, const Array& update, const Shape& start,
     if (k == 0)
       return fail(ErrorKind::invalid_argument, "slice step cannot be 0", op,
                   loc);
-  // The flat positions of the slice, computed here (they depend only on
-  // shapes): one constant of the update's size, so that a small update of
-  // a large array (a KV cache) costs the update, not the array, and adds
-  // one node to the graph.
+  // The flat positions of the slice: per axis, its indices times the axis'
+  // row-major stride (small constants computed here, as slice normalizes
+  // them), broadcast-added. A small update of a large array (a KV cache)
+  // costs the update, not the array, and adds a few nodes.
   double total = 1;
   for (int d : src.shape()) total *= d;
-  std::vector<int> first(nd), count(nd);
-  size_t n_pos = 1;
-  for (size_t d = 0; d < nd; ++d) {
-    impl::slice_axis(src.shape(static_cast<int>(d)), start[d], stop[d], strides[d], first[d], count[d]);
-    n_pos *= static_cast<size_t>(count[d]);
+  const bool wide = total > 2147483647.0;
+  std::optional<Array> pos_acc;
+  int64_t row_stride = 1;
+  for (int d = static_cast<int>(nd) - 1; d >= 0; --d) {
+    int first = 0, count = 0;
+    impl::slice_axis(src.shape(d), start[d], stop[d], strides[d], first, count);
+    std::vector<int64_t> idx(static_cast<size_t>(count));
+    for (int j = 0; j < count; ++j) idx[j] = (first + int64_t(j) * strides[d]) * row_stride;
+    Shape bshape(nd, 1);
+    bshape[d] = count;
+    Array ax = nuvec::array(idx, bshape);
+    if (!wide) ax = ops::astype(ax, int32, s, loc);
+    pos_acc = pos_acc ? ops::add(*pos_acc, ax, s, loc) : ax;
+    row_stride *= src.shape(d);
   }
-  auto fill = [&](auto zero) {
-    using I = decltype(zero);
-    std::vector<I> v(n_pos);
-    std::vector<int64_t> rstride(nd, 1);
-    for (int d = static_cast<int>(nd) - 2; d >= 0; --d) rstride[d] = rstride[d + 1] * src.shape(d + 1);
-    std::vector<int> j(nd, 0);
-    for (size_t i = 0; i < n_pos; ++i) {
-      int64_t p = 0;
-      for (size_t d = 0; d < nd; ++d) p += (first[d] + int64_t(j[d]) * strides[d]) * rstride[d];
-      v[i] = static_cast<I>(p);
-      for (int d = static_cast<int>(nd) - 1; d >= 0; --d) {
-        if (++j[d] < count[d]) break;
-        j[d] = 0;
-      }
-    }
-    return nuvec::array(v, Shape(count.begin(), count.end()));
-  };
   Array pos = nd == 0 ? ops::slice(impl::positions_of(src.shape(), s, loc), start, stop, strides, s, loc)
-                      : (total > 2147483647.0 ? fill(int64_t{0}) : fill(int32_t{0}));
+                      : *pos_acc;
   if (pos.is_failed()) return impl::refail(pos, op, loc);
   Array upd = ops::broadcast_to(ops::astype(update, src.dtype(), s, loc),
                                 pos.shape(), s, loc);
