@@ -32,26 +32,50 @@ Array static_update(const Array& src, const Array& update, const Shape& start,
     if (k == 0)
       return fail(ErrorKind::invalid_argument, "slice step cannot be 0", op,
                   loc);
-  // The flat positions of the slice: per axis, its indices times the axis'
-  // row-major stride (small constants computed here, as slice normalizes
-  // them), broadcast-added. A small update of a large array (a KV cache)
-  // costs the update, not the array, and adds a few nodes.
+  // The flat positions of the slice, from the shapes alone (slice's
+  // normalization), so that a small update of a large array (a KV cache)
+  // costs the update, not the array: up to 64 K positions one constant
+  // computed here (one node, one upload: a decode step's cache write), more
+  // as per-axis constants broadcast-added on the device (a prefill's).
   double total = 1;
   for (int d : src.shape()) total *= d;
   const bool wide = total > 2147483647.0;
+  std::vector<int> first(nd), count(nd);
+  std::vector<int64_t> rstride(nd, 1);
+  double n_pos = 1;
+  for (size_t d = 0; d < nd; ++d) {
+    impl::slice_axis(src.shape(static_cast<int>(d)), start[d], stop[d], strides[d], first[d], count[d]);
+    n_pos *= count[d];
+  }
+  for (int d = static_cast<int>(nd) - 2; d >= 0; --d) rstride[d] = rstride[d + 1] * src.shape(d + 1);
+  auto axis_positions = [&](size_t d) {
+    std::vector<int64_t> v(static_cast<size_t>(count[d]));
+    for (int j = 0; j < count[d]; ++j) v[j] = (first[d] + int64_t(j) * strides[d]) * rstride[d];
+    return v;
+  };
+  auto constant = [&](const std::vector<int64_t>& v, Shape shape) {
+    if (wide) return nuvec::array(v, std::move(shape));
+    return nuvec::array(std::vector<int32_t>(v.begin(), v.end()), std::move(shape));
+  };
   std::optional<Array> pos_acc;
-  int64_t row_stride = 1;
-  for (int d = static_cast<int>(nd) - 1; d >= 0; --d) {
-    int first = 0, count = 0;
-    impl::slice_axis(src.shape(d), start[d], stop[d], strides[d], first, count);
-    std::vector<int64_t> idx(static_cast<size_t>(count));
-    for (int j = 0; j < count; ++j) idx[j] = (first + int64_t(j) * strides[d]) * row_stride;
-    Shape bshape(nd, 1);
-    bshape[d] = count;
-    Array ax = nuvec::array(idx, bshape);
-    if (!wide) ax = ops::astype(ax, int32, s, loc);
-    pos_acc = pos_acc ? ops::add(*pos_acc, ax, s, loc) : ax;
-    row_stride *= src.shape(d);
+  if (nd > 0 && n_pos <= 65536) {
+    std::vector<int64_t> all{0};
+    for (size_t d = 0; d < nd; ++d) {
+      auto ax = axis_positions(d);
+      std::vector<int64_t> next;
+      next.reserve(all.size() * ax.size());
+      for (int64_t p : all)
+        for (int64_t q : ax) next.push_back(p + q);
+      all.swap(next);
+    }
+    pos_acc = constant(all, Shape(count.begin(), count.end()));
+  } else {
+    for (size_t d = 0; d < nd; ++d) {
+      Shape bshape(nd, 1);
+      bshape[d] = count[d];
+      Array ax = constant(axis_positions(d), bshape);
+      pos_acc = pos_acc ? ops::add(*pos_acc, ax, s, loc) : ax;
+    }
   }
   Array pos = nd == 0 ? ops::slice(impl::positions_of(src.shape(), s, loc), start, stop, strides, s, loc)
                       : *pos_acc;

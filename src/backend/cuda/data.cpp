@@ -94,7 +94,7 @@ bool launch_data(const Primitive& p, const std::vector<Array>& in,
       return true;
     }
     case PrimitiveId::ArgReduce:
-      data::arg_reduce(static_cast<const ArgReduce&>(p), in[0], out[0], s);
+      data::arg_reduce(static_cast<const ArgReduce&>(p), in[0], out[0], s, st);
       return true;
     case PrimitiveId::Im2Col:
       data::im2col(static_cast<const Im2Col&>(p), in[0], out[0], s);

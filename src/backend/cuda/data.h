@@ -105,6 +105,6 @@ void scatter(const Scatter& p, const Array& x, const Array& positions,
 void divmod(const Array& a, const Array& b, Array& quotient, Array& remainder,
             cudaStream_t s);
 /// argmax / argmin along p.axis(): the first NaN, else the first extremum.
-void arg_reduce(const ArgReduce& p, const Array& x, Array& out, cudaStream_t s);
+void arg_reduce(const ArgReduce& p, const Array& x, Array& out, cudaStream_t s, Stream st);
 
 }  // namespace nuvec::cuda::data

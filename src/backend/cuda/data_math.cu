@@ -94,6 +94,67 @@ __global__ void arg_reduce_kernel(const T* x, uint32_t* o, int64_t rows,
   }
 }
 
+// Long rows of few outputs (greedy sampling over a vocabulary): each row in
+// `parts` chunks, one block per chunk, the chunks' (value, index) pairs
+// then combined per row. replaces() is a total order with ties broken by
+// index, so the split returns the same index as one block's scan.
+template <bool is_max, class T>
+__global__ void arg_partial_kernel(const T* x, T* pv, uint32_t* pi, int64_t rows, Layout kept, int len,
+                                   int64_t stride, int parts, int chunk) {
+  __shared__ alignas(8) unsigned char storage[kThreads * sizeof(T)];
+  T* values = reinterpret_cast<T*>(storage);
+  __shared__ uint32_t index[kThreads];
+  __shared__ bool valid[kThreads];
+  const int t = threadIdx.x;
+  const int64_t r = blockIdx.x / parts;
+  const int part = static_cast<int>(blockIdx.x % parts);
+  const int k0 = part * chunk, k1 = min(len, k0 + chunk);
+  const T* row = x + ew::at(kept, 0, r);
+  bool have = false;
+  T best{};
+  uint32_t bi = 0;
+  for (int k = k0 + t; k < k1; k += kThreads) {
+    T v = row[k * stride];
+    if (!have || replaces<is_max>(best, bi, v, static_cast<uint32_t>(k))) {
+      best = v;
+      bi = static_cast<uint32_t>(k);
+    }
+    have = true;
+  }
+  values[t] = best;
+  index[t] = bi;
+  valid[t] = have;
+  __syncthreads();
+  for (int half = kThreads / 2; half > 0; half >>= 1) {
+    if (t < half && valid[t + half] &&
+        (!valid[t] || replaces<is_max>(values[t], index[t], values[t + half], index[t + half]))) {
+      values[t] = values[t + half];
+      index[t] = index[t + half];
+      valid[t] = true;
+    }
+    __syncthreads();
+  }
+  if (t == 0) {
+    pv[blockIdx.x] = values[0];
+    pi[blockIdx.x] = index[0];
+  }
+}
+
+// One thread per row folds its parts in order (every part is non-empty).
+template <bool is_max, class T>
+__global__ void arg_combine_kernel(const T* pv, const uint32_t* pi, uint32_t* o, int64_t rows, int parts) {
+  const int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r >= rows) return;
+  T best = pv[r * parts];
+  uint32_t bi = pi[r * parts];
+  for (int p = 1; p < parts; ++p)
+    if (replaces<is_max>(best, bi, pv[r * parts + p], pi[r * parts + p])) {
+      best = pv[r * parts + p];
+      bi = pi[r * parts + p];
+    }
+  o[r] = bi;
+}
+
 }  // namespace
 
 void divmod(const Array& a, const Array& b, Array& quotient, Array& remainder,
@@ -115,7 +176,7 @@ void divmod(const Array& a, const Array& b, Array& quotient, Array& remainder,
 }
 
 void arg_reduce(const ArgReduce& p, const Array& x, Array& out,
-                cudaStream_t s) {
+                cudaStream_t s, Stream st) {
   int64_t rows = out.size();
   if (rows == 0) return;
   const int axis = p.axis();
@@ -130,6 +191,31 @@ void arg_reduce(const ArgReduce& p, const Array& x, Array& out,
   const int group = len >= 4096 ? kThreads : 32;
   const unsigned grid = grid_for(rows, kThreads / group);
   const bool is_max = p.type() == ArgReduce::Type::argmax;
+  // Few long rows: split each row over blocks (chunks of 4096 elements).
+  constexpr int kChunk = 4096;
+  if (len >= 4 * kChunk && rows <= 64) {
+    const int parts = (len + kChunk - 1) / kChunk;
+    dispatch_dtype(x.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      Scratch pv(static_cast<size_t>(rows) * parts * sizeof(T), st);
+      Scratch pi(static_cast<size_t>(rows) * parts * sizeof(uint32_t), st);
+      const unsigned blocks = static_cast<unsigned>(rows * parts);
+      const unsigned rgrid = static_cast<unsigned>((rows + kThreads - 1) / kThreads);
+      if (is_max) {
+        arg_partial_kernel<true, T><<<blocks, kThreads, 0, s>>>(ew::dev<T>(x), pv.as<T>(), pi.as<uint32_t>(), rows,
+                                                               l, len, stride, parts, kChunk);
+        arg_combine_kernel<true, T><<<rgrid, kThreads, 0, s>>>(pv.as<T>(), pi.as<uint32_t>(),
+                                                              ew::dev_out<uint32_t>(out), rows, parts);
+      } else {
+        arg_partial_kernel<false, T><<<blocks, kThreads, 0, s>>>(ew::dev<T>(x), pv.as<T>(), pi.as<uint32_t>(), rows,
+                                                                l, len, stride, parts, kChunk);
+        arg_combine_kernel<false, T><<<rgrid, kThreads, 0, s>>>(pv.as<T>(), pi.as<uint32_t>(),
+                                                               ew::dev_out<uint32_t>(out), rows, parts);
+      }
+    });
+    ew::check_launch("ArgReduce");
+    return;
+  }
   dispatch_dtype(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* src = ew::dev<T>(x);
