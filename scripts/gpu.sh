@@ -7,13 +7,17 @@
 # figures for the same products); with `fast`, only the fast operations'
 # tests (GPU against the CPU, row independence) and their tables
 # (bench/gpu_fast_bench, bench/fast_bench on the host's CPUs, and the peers'
-# figures from tools/peer_gpu_fast.py).
+# figures from tools/peer_gpu_fast.py); with `lm`, nuvec_lm's tests on the
+# GPU and `nuvec-lm bench` on Llama-3.2-1B- and 4B-shaped checkpoints with
+# random weights (tools/make_random_llama.py; bfloat16 and 4-bit) against
+# transformers with a static cache (tools/peer_lm_bench.py).
 #
 # A machine without Debian's packages and without a network (the H200 of
 # docs/gpu-status.md) can be given .deb files of the build's dependencies
-# (OpenBLAS, GoogleTest: `apt-get download libopenblas0-pthread
-# libopenblas-pthread-dev libopenblas-dev libgtest-dev libgfortran5` on a
-# Debian 12 machine) in NUVEC_DEBS; they are unpacked under /tmp.
+# (OpenBLAS, GoogleTest, and for nuvec_lm nlohmann-json, PCRE2 and ICU:
+# `apt-get download libopenblas0-pthread libopenblas-pthread-dev
+# libopenblas-dev libgtest-dev libgfortran5 nlohmann-json3-dev libpcre2-dev
+# libpcre2-8-0 libicu-dev libicu72` on a Debian 12 machine) in NUVEC_DEBS; they are unpacked under /tmp.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-build/gpu}
@@ -40,6 +44,24 @@ if [ "$only" = matmul ]; then
   python3 tools/peer_gpu_bench.py --matmul || status=$?
   exit $status
 fi
+lm_run() {  # nuvec_lm on the GPU: tests, then the decode / prefill tables
+  local st=0 models=${NUVEC_LM_MODELS:-/tmp/nuvec-lm-models}
+  cmake --build "$dir" --target nuvec_lm_tests nuvec-lm -j "$(nproc)"
+  "$dir/tests/nuvec_lm_tests" --gtest_brief=1 || st=$?
+  for shape in 1b 4b; do
+    [ -d "$models/$shape" ] || python3 tools/make_random_llama.py --shape $shape --out "$models/$shape" || st=$?
+  done
+  "$dir/lm/nuvec-lm" bench --model "$models/1b" --device gpu --prompts 128,2048 --decode-tokens 128 || st=$?
+  "$dir/lm/nuvec-lm" bench --model "$models/1b" --device gpu --quantize --bits 4 --group-size 64 --prompts 128 || st=$?
+  "$dir/lm/nuvec-lm" bench --model "$models/4b" --device gpu --prompts 128 --decode-tokens 64 || st=$?
+  python3 tools/peer_lm_bench.py --model "$models/1b" --prompts 128,2048 --decode 256 || st=$?
+  return $st
+}
+if [ "$only" = lm ]; then
+  status=0
+  lm_run || status=$?
+  exit $status
+fi
 if [ "$only" = fast ]; then
   cmake --build "$dir" --target nuvec_tests gpu_fast_bench fast_bench -j "$(nproc)"
   status=0
@@ -64,6 +86,7 @@ done
 "$dir/bench/gpu_matmul_bench" || status=$?
 "$dir/bench/gpu_matmul_rows_bench" || status=$?
 tools/bench_train.sh "$dir" gpu || status=$?
+lm_run || status=$?
 if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
   python3 tools/peer_gpu_bench.py || status=$?
   python3 tools/peer_gpu_bench.py --matmul || status=$?

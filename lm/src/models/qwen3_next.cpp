@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "models/decoder.h"
+#include "nuvec/compile.h"
 #include "nuvec/fast.h"
 
 namespace nuvec::lm::detail {
@@ -108,8 +109,13 @@ class Qwen3Next : public Model, public SelfConverting {
     k = fast::rms_norm(k, std::nullopt, rms_eps) * static_cast<float>(inv);
 
     Array beta = sigmoid(b);
-    Array g = exp(negative(exp(d.a_log.astype(float32))) *
-                  logaddexp(a + d.dt_bias, array(0.0f, a.dtype())));
+    // mlx-lm's compute_g, compiled shapeless as mlx-lm compiles it.
+    static auto compute_g = compile(
+        [](const Array& a_log, const Array& x, const Array& dt_bias) {
+          return exp(negative(exp(a_log.astype(float32))) * logaddexp(x + dt_bias, array(0.0f, x.dtype())));
+        },
+        true);
+    Array g = compute_g(d.a_log, a, d.dt_bias);
     Array state =
         cache.get(1) ? *cache.get(1) : zeros({B, nv, dv, dk}, float32);
     auto [y, next] = fast::gated_delta(q, k, v, g, beta, state);
