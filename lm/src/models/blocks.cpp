@@ -137,18 +137,22 @@ Array Attention::operator()(const AttentionSpec& spec, const Array& x, LayerCach
   Array qs = q(x).reshape({B, L, spec.heads, spec.head_dim});
   Array ks = k(x).reshape({B, L, spec.kv_heads, spec.head_dim});
   Array vs = v(x).reshape({B, L, spec.kv_heads, spec.head_dim}).transpose({0, 2, 1, 3});
-  if (q_norm) qs = fast::rms_norm(qs, *q_norm, spec.norm_eps);
-  if (k_norm) ks = fast::rms_norm(ks, *k_norm, spec.norm_eps);
   qs = qs.transpose({0, 2, 1, 3});
   ks = ks.transpose({0, 2, 1, 3});
-  auto rope = [&](const Array& t) {
+  // RoPE, after the per-head q/k norm where the architecture has one
+  // (fast::norm_rope: Qwen3's and Gemma 3's).
+  auto rope = [&](const Array& t, const std::optional<Array>& norm) {
     if (auto rows = cache.row_offsets())
-      return fast::rope(t, spec.rope_dims, spec.rope_traditional, spec.rope_base, spec.rope_scale, *rows,
-                        spec.rope_freqs);
-    return fast::rope(t, spec.rope_dims, spec.rope_traditional, spec.rope_base, spec.rope_scale, cache.offset(),
-                      spec.rope_freqs);
+      return norm ? fast::norm_rope(t, norm, spec.norm_eps, spec.rope_dims, spec.rope_traditional, spec.rope_base,
+                                    spec.rope_scale, *rows, spec.rope_freqs)
+                  : fast::rope(t, spec.rope_dims, spec.rope_traditional, spec.rope_base, spec.rope_scale, *rows,
+                               spec.rope_freqs);
+    return norm ? fast::norm_rope(t, norm, spec.norm_eps, spec.rope_dims, spec.rope_traditional, spec.rope_base,
+                                  spec.rope_scale, cache.offset(), spec.rope_freqs)
+                : fast::rope(t, spec.rope_dims, spec.rope_traditional, spec.rope_base, spec.rope_scale, cache.offset(),
+                             spec.rope_freqs);
   };
-  Array out = cache.attend(rope(qs), rope(ks), vs, spec.scale);
+  Array out = cache.attend(rope(qs, q_norm), rope(ks, k_norm), vs, spec.scale);
   return o(out.transpose({0, 2, 1, 3}).reshape({B, L, spec.heads * spec.head_dim}));
 }
 
