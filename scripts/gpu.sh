@@ -51,7 +51,7 @@ lm_run() {  # nuvec_lm on the GPU: tests, then the decode / prefill tables
   for shape in 1b 4b; do
     [ -d "$models/$shape" ] || python3 tools/make_random_llama.py --shape $shape --out "$models/$shape" || st=$?
   done
-  "$dir/lm/nuvec-lm" bench --model "$models/1b" --device gpu --prompts 128,2048 --decode-tokens 128 || st=$?
+  "$dir/lm/nuvec-lm" bench --model "$models/1b" --device gpu --prompts 128,2048 --decode-tokens 128 --batch 8,32 || st=$?
   "$dir/lm/nuvec-lm" bench --model "$models/1b" --device gpu --quantize --bits 4 --group-size 64 --prompts 128 || st=$?
   "$dir/lm/nuvec-lm" bench --model "$models/4b" --device gpu --prompts 128 --decode-tokens 64 || st=$?
   python3 tools/peer_lm_bench.py --model "$models/1b" --prompts 128,2048 --decode 256 || st=$?

@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "nuvec/lm.h"
@@ -33,7 +34,7 @@ const char* kUsage =
     "  nuvec-lm chat --model DIR|FILE.gguf [--max-tokens N] [--temp T] [--seed S] [--device cpu|gpu]\n"
     "  nuvec-lm convert --model DIR|FILE.gguf --out DIR2 [--quantize --bits 4 --group-size 64 | --dtype bfloat16]\n"
     "  nuvec-lm bench --model DIR|FILE.gguf [--device cpu|gpu] [--dtype ...] [--quantize --bits B --group-size G]\n"
-    "                 [--decode-tokens N] [--prompts 16,128,512,2048]\n";
+    "                 [--decode-tokens N] [--prompts 16,128,512,2048] [--batch 8,32]\n";
 
 const std::vector<std::string> kFlags = {"--chat", "--quantize"};
 
@@ -273,6 +274,33 @@ int cmd_bench(const Args& a) {
     const double floor_tps = bw / static_cast<double>(info.weight_bytes);
     std::printf("| %d | %.1f | %.3f | %.1f | %.0f%% | %.3f |\n", len, len / ttft, ttft, n / dec,
                 100.0 * (n / dec) / floor_tps, static_cast<double>(peak) / 1e9);
+    std::fflush(stdout);
+  }
+  // Batches (the paged cache): decode rate = B x N tokens over the time of
+  // a run to N + 1 tokens minus that of a run to 1 token (the prefills).
+  bool header = false;
+  for (size_t start = 0; start < a.get("batch", "").size();) {
+    const std::string list = a.get("batch");
+    size_t j = list.find(',', start);
+    const int B = std::stoi(list.substr(start, j == std::string::npos ? std::string::npos : j - start));
+    start = j == std::string::npos ? list.size() : j + 1;
+    if (B < 2) continue;
+    if (!std::exchange(header, true))
+      std::printf("\n| batch | prompt | decode tok/s (all rows) | per row |\n|---:|---:|---:|---:|\n");
+    const int len = lens.front();
+    std::vector<std::vector<int>> prompts(static_cast<size_t>(B));
+    for (int b = 0; b < B; ++b)
+      for (int i = 0; i < len; ++i) prompts[b].push_back((i * 7919 + 13 + b * 101) % info.vocab_size);
+    lm::GenerateOptions o;
+    auto time_run = [&](int tokens) {
+      o.max_tokens = tokens;
+      auto t0 = std::chrono::steady_clock::now();
+      lm::batch_generate_tokens(*model, prompts, o);
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    };
+    const double t1 = time_run(1), t2 = time_run(decode + 1);
+    const double tps = B * decode / std::max(t2 - t1, 1e-9);
+    std::printf("| %d | %d | %.1f | %.1f |\n", B, len, tps, tps / B);
     std::fflush(stdout);
   }
   return 0;
