@@ -7,7 +7,7 @@
 #include <cmath>
 #include <vector>
 
-#include "nuvec/fast.h"
+#include "nuvec/fast_norm_rope.h"
 #include "nuvec/nuvec.h"
 
 namespace nuvec {

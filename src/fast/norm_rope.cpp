@@ -1,6 +1,6 @@
 // fast::norm_rope: rms_norm, rope and the cache write as one call (a
 // composite; docs/fast.md, "norm_rope").
-#include "nuvec/fast.h"
+#include "nuvec/fast_norm_rope.h"
 #include "nuvec/ops/ops.h"
 #include "ops/builder.h"
 

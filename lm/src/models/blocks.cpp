@@ -6,6 +6,7 @@
 #include "config.h"
 #include "nuvec/compile.h"
 #include "nuvec/fast.h"
+#include "nuvec/fast_norm_rope.h"
 
 namespace nuvec::lm::detail {
 
