@@ -2,6 +2,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <iostream>
 #include <map>
 #include <string>
@@ -180,10 +183,22 @@ int cmd_chat(const Args& a) {
 int cmd_convert(const Args& a) {
   if (!a.has("model") || !a.has("out")) throw std::invalid_argument("convert needs --model and --out");
   lm::LoadConfig c = load_config(a);
-  auto m = lm::load(a.get("model"), c);
-  lm::save_checkpoint(*m.model, m.config_json, a.get("out"), a.get("model"));
-  std::printf("wrote %s (%zu parameters, %.1f MB)\n", a.get("out").c_str(), m.model->info().num_parameters,
-              static_cast<double>(m.model->info().weight_bytes) / 1e6);
+  const std::filesystem::path src(a.get("model"));
+  std::shared_ptr<lm::Model> model;
+  std::string config;
+  if (std::filesystem::is_directory(src) && !std::filesystem::exists(src / "tokenizer.json")) {
+    // A folder of weights without a tokenizer: the model and its config.
+    model = lm::load_model(src.string(), c);
+    std::ifstream in(src / "config.json");
+    config.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } else {
+    auto m = lm::load(src.string(), c);
+    model = m.model;
+    config = m.config_json;
+  }
+  lm::save_checkpoint(*model, config, a.get("out"), a.get("model"));
+  std::printf("wrote %s (%zu parameters, %.1f MB)\n", a.get("out").c_str(), model->info().num_parameters,
+              static_cast<double>(model->info().weight_bytes) / 1e6);
   return 0;
 }
 

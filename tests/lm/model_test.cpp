@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "nuvec/lm.h"
 #include "lm/support/lm_refs.h"
@@ -116,6 +117,42 @@ TEST(LmLoad, EveryMissingUnexpectedAndMisShapedTensorIsListed) {
         << m;
     EXPECT_NE(m.find("unexpected model.extra.weight"), std::string::npos) << m;
   }
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace nuvec::lm_test
+
+namespace nuvec::lm_test {
+namespace {
+
+// Quantizing on load (as `nuvec-lm convert --quantize` does) gives mlx-lm's
+// own 4-bit model: the float32 llama quantized here against the llama_q4
+// case that mlx-lm quantized from the same weights.
+TEST(LmLoad, QuantizingOnLoadGivesMlxLmsQuantizedModel) {
+  lm::LoadConfig cfg;
+  cfg.quantize_bits = 4;
+  cfg.quantize_group_size = 32;
+  auto model = lm::load_model(refs_path("lm_tiny/llama"), cfg);
+  ASSERT_EQ(model->info().quant_bits, 4);
+  const auto& c = tiny_refs()["cases"]["llama_q4"];
+  for (const auto& p : c["prompts"]) {
+    auto ids = ints(p["ids"]);
+    lm::PromptCache cache = model->make_cache();
+    Array logits = (*model)(array(ids, Shape{1, static_cast<int>(ids.size())}), cache);
+    EXPECT_TRUE(close_rel(floats_of(logits), hex_floats(p["logits_f32_hex"]), 1e-4));
+  }
+  // And the checkpoint it writes loads back to the same logits.
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / "nuvec_lm_convert";
+  std::ifstream in(refs_path("lm_tiny/llama/config.json"));
+  std::string config((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  lm::save_checkpoint(*model, config, dir.string());
+  auto back = lm::load_model(dir.string());
+  auto ids = ints(c["prompts"][2]["ids"]);
+  lm::PromptCache c1 = model->make_cache(), c2 = back->make_cache();
+  Array x = array(ids, Shape{1, static_cast<int>(ids.size())});
+  EXPECT_TRUE(close_rel(floats_of((*back)(x, c2)), floats_of((*model)(x, c1)), 0));
   fs::remove_all(dir);
 }
 
