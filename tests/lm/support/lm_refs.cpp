@@ -1,6 +1,7 @@
 #include "lm/support/lm_refs.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -43,6 +44,11 @@ std::vector<float> hex_floats(const std::string& hex) {
   if (worst <= rel * scale) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << "max difference " << worst << " at " << at << " (" << a[at] << " vs "
                                        << b[at] << "), allowed " << rel * scale;
+}
+
+std::string smollm2_gguf() {
+  const char* p = std::getenv("NUVEC_SMOLLM2_GGUF");
+  return p && *p && std::ifstream(p).good() ? std::string(p) : std::string();
 }
 
 std::vector<int> ints(const nlohmann::json& j) { return j.get<std::vector<int>>(); }
