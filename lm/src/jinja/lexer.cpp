@@ -3,6 +3,7 @@
 // removes the indentation before a block or comment tag that starts its
 // line, trim_blocks the newline after one.
 #include "jinja/lexer.h"
+#include "tokenizer/text.h"
 
 #include <cerrno>
 #include <cstdlib>
@@ -25,21 +26,7 @@ bool is_name_char(char c) { return is_name_start(c) || is_digit(c); }
 
 void append_utf8(std::string& out, std::uint32_t cp, int line) {
   if (cp > 0x10ffff) fail(line, "invalid unicode escape in string literal");
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xc0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3f));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xe0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-    out += static_cast<char>(0x80 | (cp & 0x3f));
-  } else {
-    out += static_cast<char>(0xf0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-    out += static_cast<char>(0x80 | (cp & 0x3f));
-  }
+  tok::append_utf8(out, static_cast<char32_t>(cp));
 }
 
 // Python's "unicode-escape" decoding of a literal's body.

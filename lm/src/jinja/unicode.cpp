@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "jinja/value.h"
+#include "tokenizer/text.h"
 
 namespace nuvec::lm::jinja {
 
@@ -57,23 +58,7 @@ static std::uint32_t decode(std::string_view c) {
   }
 }
 
-static void encode(std::string& out, std::uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xc0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3f));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xe0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-    out += static_cast<char>(0x80 | (cp & 0x3f));
-  } else {
-    out += static_cast<char>(0xf0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-    out += static_cast<char>(0x80 | (cp & 0x3f));
-  }
-}
+static void encode(std::string& out, std::uint32_t cp) { tok::append_utf8(out, static_cast<char32_t>(cp)); }
 
 // Latin Extended-A pairs an upper case letter with the next code point,
 // from an even one in U+0100..U+0137 and U+014A..U+0177, from an odd one in
