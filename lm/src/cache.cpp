@@ -2,7 +2,6 @@
 #include "nuvec/lm/cache.h"
 
 #include "config.h"
-#include "models/blocks.h"
 #include "nuvec/fast.h"
 
 namespace nuvec::lm {
@@ -25,20 +24,28 @@ void check_kv(const Array& k, const Array& v) {
       k.shape(2) != v.shape(2))
     fail(ErrorKind::shape_mismatch, "[cache] keys and values must be [B, H, L, D] of one B, H and L");
 }
-// Grows `buf` (or makes it) so that `needed` positions fit, in whole steps.
-Array grow(const std::optional<Array>& buf, const Array& like, int prev, int needed, int step) {
+// Grows `buf` (or makes it) by whole steps for the positions of `like`
+// (mlx-lm's KVCache), keeping its first `prev`.
+Array grow(const std::optional<Array>& buf, const Array& like, int prev, int step) {
   const int n_steps = (step + like.shape(2) - 1) / step;
   Shape s = like.shape();
   s[2] = n_steps * step;
   Array fresh = zeros(s, like.dtype());
   if (!buf) return fresh;
-  (void)needed;
   Array kept = prev % step != 0 ? seq_slice(*buf, 0, prev) : *buf;
   return concatenate({kept, fresh}, 2);
 }
 }  // namespace
 
-namespace detail {
+namespace {
+
+// The mask of `L` queries against `T` keys whose last one is at position
+// `offset_after - 1` (keys are the last T positions), with a window (0:
+// none): no mask, "causal" when that is all it is, else a bool array.
+struct Mask {
+  std::string mode;
+  std::optional<Array> array;
+};
 
 Mask attention_mask(int L, int T, int offset_after, int window) {
   // Query i sits at position offset_after - L + i, key t at offset_after - T + t.
@@ -51,12 +58,12 @@ Mask attention_mask(int L, int T, int offset_after, int window) {
   return {"array", keep};
 }
 
-}  // namespace detail
+}  // namespace
 
 Array LayerCache::attend(const Array& q, const Array& keys, const Array& values, float scale) {
   const int L = q.shape(2);
   auto [k, v] = update_and_fetch(keys, values);
-  detail::Mask m = detail::attention_mask(L, k.shape(2), offset(), window());
+  Mask m = attention_mask(L, k.shape(2), offset(), window());
   return fast::scaled_dot_product_attention(q, k, v, scale, m.mode, m.array);
 }
 
@@ -64,8 +71,8 @@ std::pair<Array, Array> KVCache::update_and_fetch(const Array& k, const Array& v
   check_kv(k, v);
   const int prev = offset_, L = k.shape(2);
   if (!keys_ || prev + L > keys_->shape(2)) {
-    keys_ = grow(keys_, k, prev, prev + L, step_);
-    values_ = grow(values_, v, prev, prev + L, step_);
+    keys_ = grow(keys_, k, prev, step_);
+    values_ = grow(values_, v, prev, step_);
   }
   offset_ += L;
   keys_ = write_at(*keys_, k, prev);
@@ -171,8 +178,8 @@ std::pair<Array, Array> QuantizedKVCache::update_and_fetch(const Array& k, const
     const bool fresh = k_.empty();
     std::vector<Array> nk, nv;
     for (size_t i = 0; i < 3; ++i) {
-      nk.push_back(grow(fresh ? std::nullopt : std::optional<Array>(k_[i]), qk[i], prev, prev + L, step_));
-      nv.push_back(grow(fresh ? std::nullopt : std::optional<Array>(v_[i]), qv[i], prev, prev + L, step_));
+      nk.push_back(grow(fresh ? std::nullopt : std::optional<Array>(k_[i]), qk[i], prev, step_));
+      nv.push_back(grow(fresh ? std::nullopt : std::optional<Array>(v_[i]), qv[i], prev, step_));
     }
     k_ = std::move(nk);
     v_ = std::move(nv);

@@ -96,16 +96,6 @@ struct Attention {
   void collect(const std::string& prefix, NamedList& out) const;
 };
 
-/// The mask of `L` queries against `T` keys whose last one is at position
-/// `offset_after - 1` (keys are the last T positions), with a window
-/// (0: none): "causal" when that is all it is, else a bool array
-/// (defined in cache.cpp, which uses it).
-struct Mask {
-  std::string mode;
-  std::optional<Array> array;
-};
-Mask attention_mask(int L, int T, int offset_after, int window);
-
 /// A gated MLP: down(act(gate(x)) * up(x)), act silu or gelu (tanh).
 struct Mlp {
   Linear gate, up, down;
