@@ -44,6 +44,37 @@ __device__ __forceinline__ bool replaces(T a, uint32_t ia, T b, uint32_t ib) {
   return ib < ia;
 }
 
+// One thread's part of a row: elements k0, k0 + step, ... below k1.
+template <bool is_max, class T>
+__device__ __forceinline__ void scan_part(const T* row, int k0, int k1, int step, int64_t stride, bool& have,
+                                          T& best, uint32_t& bi) {
+  for (int k = k0; k < k1; k += step) {
+    T v = row[k * stride];
+    if (!have || replaces<is_max>(best, bi, v, static_cast<uint32_t>(k))) {
+      best = v;
+      bi = static_cast<uint32_t>(k);
+    }
+    have = true;
+  }
+}
+
+// The tree over a group of `group` threads (lane = the thread's place in
+// it); the group's result ends in its lane 0. Every thread of the block
+// calls it (it synchronizes).
+template <bool is_max, class T>
+__device__ __forceinline__ void combine_group(T* values, uint32_t* index, bool* valid, int t, int lane,
+                                              int group) {
+  for (int half = group / 2; half > 0; half >>= 1) {
+    if (lane < half && valid[t + half] &&
+        (!valid[t] || replaces<is_max>(values[t], index[t], values[t + half], index[t + half]))) {
+      values[t] = values[t + half];
+      index[t] = index[t + half];
+      valid[t] = true;
+    }
+    __syncthreads();
+  }
+}
+
 // Operand 0 of `kept` walks the output rows (x's offset included); a row
 // is `len` elements `stride` apart. `group` threads per row (a power of two
 // dividing kThreads).
@@ -64,31 +95,12 @@ __global__ void arg_reduce_kernel(const T* x, uint32_t* o, int64_t rows,
     bool have = false;
     T best{};
     uint32_t bi = 0;
-    if (r < rows) {
-      const T* row = x + ew::at(kept, 0, r);
-      for (int k = lane; k < len; k += group) {
-        T v = row[k * stride];
-        if (!have || replaces<is_max>(best, bi, v, static_cast<uint32_t>(k))) {
-          best = v;
-          bi = static_cast<uint32_t>(k);
-        }
-        have = true;
-      }
-    }
+    if (r < rows) scan_part<is_max>(x + ew::at(kept, 0, r), lane, len, group, stride, have, best, bi);
     values[t] = best;
     index[t] = bi;
     valid[t] = have;
     __syncthreads();
-    for (int half = group / 2; half > 0; half >>= 1) {
-      if (lane < half && valid[t + half] &&
-          (!valid[t] || replaces<is_max>(values[t], index[t], values[t + half],
-                                         index[t + half]))) {
-        values[t] = values[t + half];
-        index[t] = index[t + half];
-        valid[t] = true;
-      }
-      __syncthreads();
-    }
+    combine_group<is_max>(values, index, valid, t, lane, group);
     if (lane == 0 && r < rows) o[r] = index[t];
     __syncthreads();
   }
@@ -113,27 +125,12 @@ __global__ void arg_partial_kernel(const T* x, T* pv, uint32_t* pi, int64_t rows
   bool have = false;
   T best{};
   uint32_t bi = 0;
-  for (int k = k0 + t; k < k1; k += kThreads) {
-    T v = row[k * stride];
-    if (!have || replaces<is_max>(best, bi, v, static_cast<uint32_t>(k))) {
-      best = v;
-      bi = static_cast<uint32_t>(k);
-    }
-    have = true;
-  }
+  scan_part<is_max>(row, k0 + t, k1, kThreads, stride, have, best, bi);
   values[t] = best;
   index[t] = bi;
   valid[t] = have;
   __syncthreads();
-  for (int half = kThreads / 2; half > 0; half >>= 1) {
-    if (t < half && valid[t + half] &&
-        (!valid[t] || replaces<is_max>(values[t], index[t], values[t + half], index[t + half]))) {
-      values[t] = values[t + half];
-      index[t] = index[t + half];
-      valid[t] = true;
-    }
-    __syncthreads();
-  }
+  combine_group<is_max>(values, index, valid, t, t, kThreads);
   if (t == 0) {
     pv[blockIdx.x] = values[0];
     pi[blockIdx.x] = index[0];
