@@ -10,7 +10,9 @@
 //   4. one thread per destination: `set` writes the update at the end of
 //      its run; the others fold the run in order with the CPU's functor.
 // A destination hit by many updates is folded by one thread (serially).
+#include <algorithm>
 #include <cub/device/device_radix_sort.cuh>
+#include <vector>
 
 #include "backend/cuda/data.h"
 #include "backend/cuda/elementwise.cuh"
@@ -90,6 +92,75 @@ void fold_typed(const Array& upd, Array& out, const uint64_t* keys,
   });
 }
 
+// A set whose destinations are an affine block of distinct positions:
+// destination of update i = base + sum_d idx_d(i) * step[d] over the
+// positions' shape (row-major). No keys, no sort: one thread per update.
+struct BlockMap {
+  int nd = 0;
+  int64_t base = 0;
+  int64_t shape[ew::kMaxDims] = {};
+  int64_t step[ew::kMaxDims] = {};
+};
+
+template <class W>
+__global__ void block_set_kernel(const W* upd, W* o, int64_t u, BlockMap m, Layout l) {
+  int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       i < u; i += stride) {
+    int64_t r = i, dst = m.base;
+    for (int d = m.nd - 1; d >= 0; --d) {
+      const int64_t x = r % m.shape[d];
+      r /= m.shape[d];
+      dst += x * m.step[d];
+    }
+    o[dst] = upd[ew::at(l, 1, i)];
+  }
+}
+
+// Whether host positions `p` [shape] (row-major, u of them) are an affine
+// block of distinct destinations inside [0, n) (a slice_update's), and
+// which: every position checked, so any other pattern takes the sort.
+template <class I>
+bool affine_block(const I* p, const Shape& shape, int64_t u, int64_t n, BlockMap& m) {
+  if (static_cast<int>(shape.size()) > ew::kMaxDims) return false;
+  m.nd = 0;
+  m.base = static_cast<int64_t>(p[0]);
+  int64_t unit = u;  // the row-major stride of dimension d
+  int64_t lo = m.base, hi = m.base;
+  std::vector<std::pair<int64_t, int64_t>> spans;  // (step, size) of each dimension > 1
+  for (size_t d = 0; d < shape.size(); ++d) {
+    unit /= shape[d];
+    if (shape[d] == 1) continue;
+    const int64_t step = static_cast<int64_t>(p[unit]) - m.base;
+    if (step <= 0) return false;
+    m.shape[m.nd] = shape[d];
+    m.step[m.nd++] = step;
+    spans.emplace_back(step, shape[d]);
+    hi += step * (shape[d] - 1);
+  }
+  if (lo < 0 || hi >= n) return false;
+  // Distinct: with the steps in increasing order, each exceeds the reach
+  // of the smaller ones.
+  std::sort(spans.begin(), spans.end());
+  int64_t reach = 0;
+  for (const auto& [step, size] : spans) {
+    if (step <= reach) return false;
+    reach += step * (size - 1);
+  }
+  // Every position, with the block's index advanced as an odometer.
+  int64_t idx[ew::kMaxDims] = {}, dst = m.base;
+  for (int64_t i = 0; i < u; ++i) {
+    if (static_cast<int64_t>(p[i]) != dst) return false;
+    for (int d = m.nd - 1; d >= 0; --d) {
+      dst += m.step[d];
+      if (++idx[d] < m.shape[d]) break;
+      dst -= m.step[d] * m.shape[d];
+      idx[d] = 0;
+    }
+  }
+  return true;
+}
+
 void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess)
     (Error(ErrorKind::backend,
@@ -98,14 +169,40 @@ void check(cudaError_t e, const char* what) {
 
 }  // namespace
 
-void scatter(const Scatter& p, const Array& x, const Array& positions,
+void scatter(const Scatter& p, const Array& x, const Array& host_or_device_positions,
              const Array& updates, Array& out, cudaStream_t s, Stream st) {
   if (out.desc()->data != x.desc()->data) copy_into(x, out, s);  // else donated
-  const int64_t u = positions.size();
+  const int64_t u = host_or_device_positions.size();
   const int64_t n = x.size();
   if (u == 0 || n == 0) return;  // (the rule refuses updates of an empty array)
   if (out.shape() != x.shape() || !out.desc()->row_contiguous)
     (Error(ErrorKind::internal, "scatter: the output must be dense")).raise();
+  // Positions still on the host (a slice_update's constant block): a set
+  // onto an affine block of distinct destinations needs neither the upload
+  // nor the sort, and gives the same bits (one update per destination).
+  const auto& hd = host_or_device_positions.desc();
+  if (p.type() == ST::set && hd->data && hd->data->device == Device::cpu && hd->row_contiguous) {
+    BlockMap m;
+    bool block = false;
+    dispatch_dtype(host_or_device_positions.dtype(), [&](auto tag) {
+      using I = typename decltype(tag)::type;
+      if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>)
+        block = affine_block(static_cast<const I*>(hd->data->ptr) + hd->offset, host_or_device_positions.shape(),
+                             u, n, m);
+    });
+    if (block) {
+      Layout l = ew::layout_of({&host_or_device_positions, &updates}, host_or_device_positions.shape());
+      by_word("GPU scatter", out.itemsize(), [&](auto w) {
+        using W = decltype(w);
+        block_set_kernel<W><<<grid_for(u), kThreads, 0, s>>>(
+            static_cast<const W*>(updates.desc()->data->ptr),
+            static_cast<W*>(out.desc()->data->ptr) + out.desc()->offset, u, m, l);
+      });
+      ew::check_launch("Scatter (block)");
+      return;
+    }
+  }
+  const Array positions = device_array(host_or_device_positions, s, st);
   Layout l = ew::layout_of({&positions, &updates}, positions.shape());
 
   Scratch keys_in(u * sizeof(uint64_t), st), order_in(u * sizeof(uint64_t), st);
