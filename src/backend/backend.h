@@ -40,6 +40,8 @@ std::string gpu_attention_kernel(const std::vector<int>& bhhlldd, DType d, bool 
                                  bool has_mask, bool has_sinks, bool backward);
 /// Waits for all enqueued GPU work (throws for a kernel that failed).
 void gpu_synchronize();
+/// Waits for the GPU work that writes `d` (cuda::wait_written).
+void gpu_wait(const Data& d);
 /// Enqueues the GPU work eval_gpu held back (launches it may batch); an
 /// eval calls it once its nodes have run.
 void gpu_flush();

@@ -21,6 +21,7 @@ std::string gpu_attention_kernel(const std::vector<int>& dims, DType d, bool cau
   return cuda::attention_kernel_for(dims, d, causal, has_mask, has_sinks, backward);
 }
 void gpu_synchronize() { cuda::synchronize(); }
+void gpu_wait(const Data& d) { cuda::wait_written(d); }
 void gpu_flush() { cuda::flush(); }
 void eval_gpu(const Primitive& p, const std::vector<Array>& in, std::vector<Array>& out, Stream s) {
   cuda::eval(p, in, out, s);
@@ -66,6 +67,7 @@ std::string gpu_attention_kernel(const std::vector<int>&, DType, bool, bool, boo
   return "";
 }
 void gpu_synchronize() {}
+void gpu_wait(const Data&) {}
 void gpu_flush() {}
 void eval_gpu(const Primitive&, const std::vector<Array>&, std::vector<Array>&, Stream) { no_gpu(); }
 const void* host_data(const Data&) { no_gpu(); }

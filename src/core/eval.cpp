@@ -206,15 +206,14 @@ std::vector<NodePtr> pending_order(const std::vector<Array>& arrays, bool throw_
   return topological_order(roots);
 }
 
-// eval's end: the values exist, GPU work included (as MLX's eval); the
-// first failure is thrown.
+// eval's end: the values exist, GPU work included (as MLX's eval: the
+// work that writes these arrays, not later work other threads or
+// async_eval enqueued meanwhile, so that reading a token does not wait for
+// the next step); the first failure is thrown.
 void finish(const std::vector<Array>& arrays) {
   for (const auto& a : arrays) {
     const auto& d = a.desc()->data;
-    if (d && d->device == Device::gpu) {
-      backend::gpu_synchronize();
-      break;
-    }
+    if (d && d->device == Device::gpu) backend::gpu_wait(*d);
   }
   for (const auto& a : arrays) {
     if (a.is_failed()) (a.error())->raise();
@@ -223,8 +222,19 @@ void finish(const std::vector<Array>& arrays) {
   }
 }
 
+// Whether every array's producer has run (nothing left to enqueue).
+bool all_run(const std::vector<Array>& arrays) {
+  for (const auto& a : arrays) {
+    const auto& n = a.desc()->node;
+    if (n && n->state.load(std::memory_order_acquire) != Node::State::done) return false;
+  }
+  return true;
+}
+
 void eval_impl(const std::vector<Array>& arrays, bool throw_errors) {
-  if (throw_errors) wait_for_async_submissions();
+  // An eval that has work to enqueue waits until the async worker enqueued
+  // what was submitted before; one of arrays already run does not.
+  if (throw_errors && !all_run(arrays)) wait_for_async_submissions();
   for (const auto& n : pending_order(arrays, throw_errors)) run_node(n);
   backend::gpu_flush();
   if (!throw_errors) return;  // async_eval: GPU work may still run

@@ -33,6 +33,9 @@ std::shared_ptr<Data> allocate(size_t nbytes, Stream s);
 
 /// Waits for all GPU work; throws an Error for a kernel that failed.
 void synchronize();
+/// Waits for the last write enqueued into `d` (and the work before it on
+/// its stream), not for other streams or later work; throws as synchronize.
+void wait_written(const Data& d);
 
 /// Launches the generated kernels held back on every stream (module.h's
 /// defer_module_kernel); an eval calls it when its nodes are enqueued.

@@ -362,17 +362,42 @@ void flush() {
   }
 }
 
+namespace {
+void rethrow_flush_error() {
+  std::exception_ptr e;
+  {
+    std::lock_guard<std::mutex> lock(flush_error_mu);
+    std::swap(e, flush_error);
+  }
+  if (e) std::rethrow_exception(e);
+}
+}  // namespace
+
 void synchronize() {
   if (!available()) return;
-  {
-    std::exception_ptr e;
-    {
-      std::lock_guard<std::mutex> lock(flush_error_mu);
-      std::swap(e, flush_error);
-    }
-    if (e) std::rethrow_exception(e);
-  }
+  rethrow_flush_error();
   synchronize_timelines();
+}
+
+void wait_written(const Data& d) {
+  if (!available()) return;
+  rethrow_flush_error();
+  auto& b = block_of(d);
+  Timeline* writer;
+  uint64_t seq;
+  cudaStream_t stream;
+  {
+    std::lock_guard<std::mutex> lock(b.mu);
+    writer = b.writer;
+    seq = b.seq;
+    stream = b.stream;
+  }
+  if (writer) {
+    writer->wait_host(seq);
+  } else {
+    flush_launches(stream);
+    check(cudaStreamSynchronize(stream), "GPU work");
+  }
 }
 
 Stats stats() { return allocator().stats(); }
@@ -421,7 +446,9 @@ void eval(const Primitive& p, const std::vector<Array>& raw_in, std::vector<Arra
   std::vector<Array> in;
   for (size_t k = 0; k < raw_in.size(); ++k) {
     bool by_value = binary && host_scalar(raw_in[k]) && !host_scalar(raw_in[1 - k]);
-    bool later = id == PrimitiveId::Fused || id == PrimitiveId::FusedReduce;  // uploaded where read
+    // uploaded where read (a scatter's positions only where they are not
+    // a block data::scatter writes from the host values)
+    bool later = id == PrimitiveId::Fused || id == PrimitiveId::FusedReduce || (id == PrimitiveId::Scatter && k == 1);
     in.push_back(by_value || later ? raw_in[k] : on_device(raw_in[k], cs, s));
   }
   switch (primitive_kind(id)) {
