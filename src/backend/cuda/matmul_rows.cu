@@ -451,14 +451,26 @@ void launch_t(const RowsArgs& p, cudaStream_t s) {
                    aligned(p.b, p.b_cs * item) &&
                    batch_aligned(p, p.a_bs, item) &&
                    batch_aligned(p, p.b_bs, item);
+  // Four columns a warp where that still gives 8192 warps (a wide product:
+  // fewer loads of A), else one: a [2048, 2048] weight is then 512 blocks,
+  // not 128 (one a multiprocessor, too few loads in flight; measured on the
+  // H200, docs/performance.md). The sums are the same either way.
+  const bool wide = (p.n + 3) / 4 * p.items >= 8192;
+  auto go = [&](auto mt) {
+    constexpr int MT = decltype(mt)::value;
+    if (wide)
+      launch_t<T, MT, 4>(p, vec, s);
+    else
+      launch_t<T, MT, 1>(p, vec, s);
+  };
   if (p.m <= 1)
-    launch_t<T, 1, 4>(p, vec, s);
+    go(std::integral_constant<int, 1>{});
   else if (p.m <= 2)
-    launch_t<T, 2, 4>(p, vec, s);
+    go(std::integral_constant<int, 2>{});
   else if (p.m <= 4)
-    launch_t<T, 4, 4>(p, vec, s);
+    go(std::integral_constant<int, 4>{});
   else
-    launch_t<T, 8, 4>(p, vec, s);
+    go(std::integral_constant<int, 8>{});
 }
 
 template <class T, int MT>
