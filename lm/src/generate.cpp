@@ -44,6 +44,21 @@ TokenGenerator::TokenGenerator(const Model& model, std::vector<int> prompt, Prom
   prompt_tokens_ = static_cast<int>(prompt_.size());
 }
 
+// logprobs[token] as float32 [1]: one fused masked sum over the vocabulary
+// (the same value; a gather's index arithmetic is a dozen tiny kernels on
+// the GPU), against ids 0 .. V-1 made once.
+Array TokenGenerator::chosen_logprob(const Array& logprobs, const Array& token) {
+  static auto pick = compile([](const Array& lp, const Array& tok, const Array& ids) {
+    return sum(where(equal(ids, tok), lp.astype(float32), array(0.0f)), {-1});
+  });
+  const int V = logprobs.shape(-1);
+  if (!vocab_ids_ || vocab_ids_->size() != V) {
+    vocab_ids_ = arange(V, int32).reshape({1, V});
+    vocab_ids_->eval();
+  }
+  return pick(logprobs, token.reshape({1, 1}), *vocab_ids_);
+}
+
 TokenGenerator::Pending TokenGenerator::step(const std::vector<int>& input) {
   return step_array(row_tokens(input));
 }
@@ -56,8 +71,8 @@ TokenGenerator::Pending TokenGenerator::step_array(const Array& input) {
   if (options_.kv_bits && cache_[0]->offset() > options_.quantized_kv_start)
     quantize_cache(cache_, options_.kv_group_size, *options_.kv_bits);
   Array logprobs = logits - logsumexp(logits, {-1}, true);
-  Array token = sampler_(logprobs);
-  return {token, logprobs.squeeze({0})};
+  Array token = sampler_(logprobs).astype(int32).reshape({1});
+  return {token, chosen_logprob(logprobs, token), logprobs.squeeze({0})};
 }
 
 std::optional<TokenStep> TokenGenerator::next() {
@@ -81,22 +96,28 @@ std::optional<TokenStep> TokenGenerator::next() {
     std::vector<int> rest(prompt_.begin() + static_cast<std::ptrdiff_t>(done), prompt_.end());
     if (!processors_.empty()) history_.insert(history_.end(), rest.begin(), rest.end());
     current_ = step(rest);
-    eval({current_->token, current_->logprobs});
+    eval({current_->token, current_->chosen, current_->logprobs});
     prompt_seconds_ = now() - t0;
   }
   Pending cur = *current_;
-  const int token = static_cast<int>(cur.token.astype(int32).reshape({-1}).to_vector<int32_t>().at(0));
   ++produced_;
-  // The next step's graph is built on this token and started before this
-  // one is handed out (mlx-lm's overlap of host work with the device).
-  if (options_.max_tokens < 0 || produced_ < options_.max_tokens) {
-    if (!processors_.empty()) history_.push_back(token);
-    current_ = step_array(cur.token.astype(int32).reshape({1, 1}));
-    async_eval({current_->token, current_->logprobs});
+  const bool more = options_.max_tokens < 0 || produced_ < options_.max_tokens;
+  // The next step's graph is built on this token while the async worker
+  // still enqueues this one's kernels (mlx-lm's overlap of host work with
+  // the device), then this token is read (waiting for its kernels only),
+  // then the next step starts: started before the read, the read would
+  // wait for the worker to enqueue it too. Logits processors need the
+  // token in the history before the next step is built.
+  if (more && processors_.empty()) current_ = step_array(cur.token.reshape({1, 1}));
+  const int token = cur.token.to_vector<int32_t>().at(0);
+  if (more && !processors_.empty()) {
+    history_.push_back(token);
+    current_ = step_array(cur.token.reshape({1, 1}));
   }
+  if (more) async_eval({current_->token, current_->chosen, current_->logprobs});
   TokenStep out;
   out.token = token;
-  out.logprob = take(cur.logprobs, array(token), 0).astype(float32).item<float>();
+  out.logprob = cur.chosen.to_vector<float>().at(0);
   if (options_.top_logprobs > 0) {
     auto lp = cur.logprobs.astype(float32).to_vector<float>();
     std::vector<int> ids(lp.size());

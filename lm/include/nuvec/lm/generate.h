@@ -54,10 +54,12 @@ class TokenGenerator {
 
  private:
   struct Pending {
-    Array token, logprobs;
+    Array token, chosen, logprobs;  // int32 [1], its log-probability [1], [V]
   };
   Pending step(const std::vector<int>& input);
   Pending step_array(const Array& input);
+  Array chosen_logprob(const Array& logprobs, const Array& token);
+  std::optional<Array> vocab_ids_;
   const Model& model_;
   PromptCache& cache_;
   GenerateOptions options_;
