@@ -10,7 +10,9 @@
 
 #include "nuvec/fast.h"
 #include "nuvec/ops/ops.h"
+#include "nuvec/primitives/indexing.h"
 #include "ops/builder.h"
+#include "ops/indexing_impl.h"
 
 namespace nuvec::fast {
 
@@ -162,14 +164,31 @@ std::pair<Array, Array> paged_write(const Array& k_pool, const Array& v_pool,
   }
   if (blk.empty()) return {k_pool, v_pool};
   const int N = static_cast<int>(blk.size());
-  Array bi = array(blk, Shape{N}), si = array(slot, Shape{N});
-  // Updates [N, 1, Hkv, 1, D]: one token's heads per index pair.
-  auto updates = [&](const Array& x) {
-    return ops::reshape(ops::transpose(x, {0, 2, 1, 3}, s, loc),
-                        {N, 1, x.shape(1), 1, x.shape(3)}, s, loc);
+  // One Scatter over the flat pool, its element positions made here from
+  // the slots (ops::scatter would select them from an arange the size of
+  // the whole pool); updates [N, Hkv, D], a token's heads per slot, in
+  // row-major order (a slot written twice keeps the last write, as
+  // ops::scatter).
+  auto write = [&](const Array& pool, const Array& x) {
+    const int64_t H = pool.shape(1), D = pool.shape(3);
+    auto flat_positions = [&](auto zero) {
+      using I = decltype(zero);
+      std::vector<I> at;
+      at.reserve(static_cast<size_t>(N * H * D));
+      for (int i = 0; i < N; ++i)
+        for (int64_t h = 0; h < H; ++h) {
+          const int64_t row = ((int64_t(blk[size_t(i)]) * H + h) * bs + slot[size_t(i)]) * D;
+          for (int64_t d = 0; d < D; ++d) at.push_back(static_cast<I>(row + d));
+        }
+      return array(at, Shape{N, static_cast<int>(H), static_cast<int>(D)});
+    };
+    Array at = pool.size() > 2147483647 ? flat_positions(int64_t{}) : flat_positions(int32_t{});
+    Array upd = ops::astype(ops::reshape(ops::transpose(x, {0, 2, 1, 3}, s, loc),
+                                         {N, static_cast<int>(H), static_cast<int>(D)}, s, loc),
+                            pool.dtype(), s, loc);
+    return ops::impl::scatter_flat(pool, at, upd, Scatter::Type::set, op, s, loc);
   };
-  return {ops::scatter(k_pool, {bi, si}, updates(k), {0, 2}, s, loc),
-          ops::scatter(v_pool, {bi, si}, updates(v), {0, 2}, s, loc)};
+  return {write(k_pool, k), write(v_pool, v)};
 }
 
 Array paged_attention(const Array& q, const Array& k_pool, const Array& v_pool,
