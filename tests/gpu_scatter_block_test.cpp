@@ -3,8 +3,12 @@
 // the upload and the sort (src/backend/cuda/scatter.cu), and must give the
 // CPU's bits, in place (a donated buffer) or not; positions that are not
 // such a block (repeated, computed on the device) take the sorted path.
-// Skipped without a GPU.
+// A paged cache's slots (distinct, not one block) are written without the
+// sort too; a slot written twice keeps the last write. Skipped without a
+// GPU.
 #include <gtest/gtest.h>
+
+#include <nuvec/fast.h>
 
 #include "support/gpu.h"
 
@@ -61,6 +65,25 @@ TEST(GpuScatterBlock, StridedBroadcastAndComputedPositions) {
     return ops::put_along_axis(x, array({1, 1, 3}, Shape{1, 3}), values(float32, {6, 3}, 7), 1, s);
   }, "repeated indices");
   EXPECT_GT(cases_checked(), 0);
+}
+
+TEST(GpuScatterBlock, PagedSlotsMatchTheCpu) {
+  NUVEC_GPU_REQUIRED();
+  for (DType dt : {float32, bfloat16}) {
+    Array kp = values(dt, {6, 2, 4, 8}, 8), vp = values(dt, {6, 2, 4, 8}, 9);
+    Array k = values(dt, {3, 2, 2, 8}, 10), v = values(dt, {3, 2, 2, 8}, 11);
+    // rows 0 and 2 share block 5: with positions 3 and 3 they write the
+    // same slots (the last row wins), else distinct slots
+    for (int shared : {0, 1}) {
+      Array table = array({1, 4, 0, 5, shared ? 1 : 2, shared ? 4 : 3}, Shape{3, 2});
+      Array pos = array({3, 6, 3});
+      for (int which : {0, 1})
+        expect_same([&](StreamOrDevice s) {
+          auto [a, b] = fast::paged_write(kp, vp, k, v, table, pos, s);
+          return which == 0 ? a : b;
+        }, std::string("paged_write ") + std::string(dtype_name(dt)) + (shared ? " shared" : " distinct"));
+    }
+  }
 }
 
 }  // namespace

@@ -117,6 +117,25 @@ __global__ void block_set_kernel(const W* upd, W* o, int64_t u, BlockMap m, Layo
   }
 }
 
+// A set whose destinations (known distinct and inside the output) need no
+// sort: update i goes to pos[i].
+template <class I, class W>
+__global__ void distinct_set_kernel(const I* pos, const W* upd, W* o, int64_t u, Layout l) {
+  int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       i < u; i += stride)
+    o[static_cast<int64_t>(pos[ew::at(l, 0, i)])] = upd[ew::at(l, 1, i)];
+}
+
+// Whether host positions p[0..u) are distinct and inside [0, n).
+template <class I>
+bool distinct_inside(const I* p, int64_t u, int64_t n) {
+  std::vector<int64_t> v(p, p + u);
+  std::sort(v.begin(), v.end());
+  if (v.front() < 0 || v.back() >= n) return false;
+  return std::adjacent_find(v.begin(), v.end()) == v.end();
+}
+
 // Whether host positions `p` [shape] (row-major, u of them) are an affine
 // block of distinct destinations inside [0, n) (a slice_update's), and
 // which: every position checked, so any other pattern takes the sort.
@@ -202,8 +221,31 @@ void scatter(const Scatter& p, const Array& x, const Array& host_or_device_posit
       return;
     }
   }
+  // Host positions that are not a block but distinct (a paged cache's
+  // slots): uploaded, written without the sort.
+  bool distinct = false;
+  if (p.type() == ST::set && hd->data && hd->data->device == Device::cpu && hd->row_contiguous)
+    dispatch_dtype(host_or_device_positions.dtype(), [&](auto tag) {
+      using I = typename decltype(tag)::type;
+      if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>)
+        distinct = distinct_inside(static_cast<const I*>(hd->data->ptr) + hd->offset, u, n);
+    });
   const Array positions = device_array(host_or_device_positions, s, st);
   Layout l = ew::layout_of({&positions, &updates}, positions.shape());
+  if (distinct) {
+    dispatch_dtype(positions.dtype(), [&](auto tag) {
+      using I = typename decltype(tag)::type;
+      if constexpr (std::is_integral_v<I> && !std::is_same_v<I, bool>)
+        by_word("GPU scatter", out.itemsize(), [&](auto w) {
+          using W = decltype(w);
+          distinct_set_kernel<I, W><<<grid_for(u), kThreads, 0, s>>>(
+              static_cast<const I*>(positions.desc()->data->ptr), static_cast<const W*>(updates.desc()->data->ptr),
+              static_cast<W*>(out.desc()->data->ptr) + out.desc()->offset, u, l);
+        });
+    });
+    ew::check_launch("Scatter (distinct)");
+    return;
+  }
 
   Scratch keys_in(u * sizeof(uint64_t), st), order_in(u * sizeof(uint64_t), st);
   Scratch keys(u * sizeof(uint64_t), st), order(u * sizeof(uint64_t), st);
