@@ -287,7 +287,10 @@ def main():
             if name.startswith("err_") != ("error" in case):
                 sys.exit(f"snippet {name}: expected {'an error' if name.startswith('err_') else 'output'}, got {case.get('error', 'output')}")
             cases.append(case)
-    out = {"jinja2_version": jinja2.__version__, "cases": cases}
+    # strftime_now renders the day of the recording; the test puts its own
+    # day in its place.
+    out = {"jinja2_version": jinja2.__version__, "cases": cases,
+           "strftime_now_date": datetime.datetime.now().strftime("%d %b %Y")}
     try:
         import transformers
         out["transformers_version"] = transformers.__version__
