@@ -36,6 +36,16 @@ if(NUVEC_CUDA AND CMAKE_CUDA_COMPILER)
   target_link_libraries(nuvec_cuda PRIVATE CUDA::cudart_static CUDA::cublas CUDA::cublasLt)
   set_target_properties(nuvec_cuda PROPERTIES POSITION_INDEPENDENT_CODE ON CUDA_STANDARD 20
     CUDA_STANDARD_REQUIRED ON CUDA_EXTENSIONS OFF)
+  # The nccl backend needs only NCCL's header (the CUDA toolkit's, or name
+  # its folder in NUVEC_NCCL_INCLUDE): libnccl.so.2 is loaded at run time.
+  find_path(NUVEC_NCCL_INCLUDE nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
+  if(NUVEC_NCCL_INCLUDE)
+    set_source_files_properties(${CMAKE_CURRENT_SOURCE_DIR}/src/backend/cuda/nccl.cpp PROPERTIES
+      INCLUDE_DIRECTORIES "${NUVEC_NCCL_INCLUDE}" COMPILE_DEFINITIONS NUVEC_HAVE_NCCL_H=1)
+    message(STATUS "nuvec: the nccl backend is built (${NUVEC_NCCL_INCLUDE}/nccl.h; NCCL loaded at run time)")
+  else()
+    message(STATUS "nuvec: nccl.h not found (NUVEC_NCCL_INCLUDE): no nccl backend")
+  endif()
   target_sources(nuvec PRIVATE $<TARGET_OBJECTS:nuvec_cuda>)
   # Only the forwarding file sees the define, so the other objects are the
   # same with and without CUDA (ccache shares them between the two builds).

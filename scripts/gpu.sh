@@ -10,7 +10,8 @@
 # figures from tools/peer_gpu_fast.py); with `lm`, nuvec_lm's tests on the
 # GPU and `nuvec-lm bench` on Llama-3.2-1B- and 4B-shaped checkpoints with
 # random weights (tools/make_random_llama.py; bfloat16 and 4-bit) against
-# transformers with a static cache (tools/peer_lm_bench.py).
+# transformers with a static cache (tools/peer_lm_bench.py); with `dist`,
+# the distributed tests (the nccl backend on this GPU).
 #
 # A machine without Debian's packages and without a network (the H200 of
 # docs/gpu-status.md) can be given .deb files of the build's dependencies
@@ -32,7 +33,16 @@ if [ -n "${NUVEC_DEBS:-}" ]; then
          -DNUVEC_CBLAS_INCLUDE="$root/usr/include/x86_64-linux-gnu/openblas-pthread"
          -DGTest_DIR="$lib/cmake/GTest")
   export LD_LIBRARY_PATH="$lib/openblas-pthread:$lib:${LD_LIBRARY_PATH:-}"
+  # PCRE2's and ICU's .pc files name /usr: read them under the root.
+  export PKG_CONFIG_PATH="$lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$root"
 fi
+# The nccl backend: NCCL's header and library from PyTorch's NCCL package
+# where it is installed (the library is loaded at run time).
+if nccl=$(python3 -c 'import nvidia.nccl as m; print(list(m.__path__)[0])' 2>/dev/null); then
+  [ -f "$nccl/include/nccl.h" ] && extra+=(-DNUVEC_NCCL_INCLUDE="$nccl/include")
+  export LD_LIBRARY_PATH="$nccl/lib:${LD_LIBRARY_PATH:-}"
+fi
+export NCCL_NVLS_ENABLE=0  # never NVLink multicast on a shared host
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DNUVEC_BUILD_EXAMPLES=OFF \
   -DNUVEC_BUILD_FUZZ=OFF "${extra[@]}"
@@ -62,6 +72,10 @@ if [ "$only" = lm ]; then
   lm_run || status=$?
   exit $status
 fi
+if [ "$only" = dist ]; then
+  cmake --build "$dir" --target nuvec_tests -j "$(nproc)"
+  exec "$dir/tests/nuvec_tests" --gtest_filter='GpuNccl*:Distributed*' --gtest_brief=1
+fi
 if [ "$only" = fast ]; then
   cmake --build "$dir" --target nuvec_tests gpu_fast_bench fast_bench -j "$(nproc)"
   status=0
@@ -78,7 +92,7 @@ cmake --build "$dir" --target nuvec_tests gpu_bench gpu_compile_bench gpu_matmul
   nn_train_bench -j "$(nproc)"
 status=0
 # In groups, so that a crash in one leaves the others' results.
-for group in 'Gpu.*:GpuMemory*' 'GpuRegistry*:GpuOpsRegistry*' 'GpuSortScan*' 'GpuCompile*:GpuTable*' 'GpuCudaKernel*:CudaKernel*' '-Gpu*:CudaKernel*'; do
+for group in 'Gpu.*:GpuMemory*' 'GpuRegistry*:GpuOpsRegistry*' 'GpuSortScan*' 'GpuCompile*:GpuTable*' 'GpuCudaKernel*:CudaKernel*' 'GpuNccl*' '-Gpu*:CudaKernel*'; do
   "$dir/tests/nuvec_tests" --gtest_filter="$group" --gtest_brief=1 || status=$?
 done
 "$dir/bench/gpu_bench" || status=$?

@@ -11,6 +11,7 @@
 #include "nuvec/core/memory.h"
 #include "nuvec/core/print.h"
 #include "nuvec/core/shape.h"
+#include "nuvec/distributed.h"
 #include "nuvec/fast.h"
 #include "nuvec/io.h"
 #include "nuvec/linalg.h"

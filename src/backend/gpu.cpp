@@ -5,7 +5,9 @@
 #ifdef NUVEC_WITH_CUDA
 #include "backend/cuda/cuda.h"
 #include "backend/cuda/fast.h"
+#include "backend/cuda/nccl.h"
 #endif
+#include "distributed/group.h"
 
 namespace nuvec::backend {
 
@@ -106,3 +108,17 @@ std::vector<Array> on_host(const std::vector<Array>& inputs) {
 }
 
 }  // namespace nuvec::backend
+
+// The nccl backend is part of the CUDA backend (src/backend/cuda/nccl.cpp).
+namespace nuvec::distributed::detail {
+#ifdef NUVEC_WITH_CUDA
+std::shared_ptr<GroupImpl> nccl_world(std::string& why) { return cuda::nccl_world(why); }
+bool nccl_loadable() { return cuda::nccl_loadable(); }
+#else
+std::shared_ptr<GroupImpl> nccl_world(std::string& why) {
+  why = "nuvec was built without CUDA";
+  return nullptr;
+}
+bool nccl_loadable() { return false; }
+#endif
+}  // namespace nuvec::distributed::detail

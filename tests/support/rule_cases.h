@@ -259,6 +259,7 @@ NUVEC_RULE_CASE(Dequantize)
 NUVEC_RULE_CASE(QuantizedMatmul)
 NUVEC_RULE_CASE(GatherMM)
 NUVEC_RULE_CASE(GatherQMM)
+NUVEC_RULE_CASE(Collective)
 #undef NUVEC_RULE_CASE
 
 }  // namespace nuvec::rulecases

@@ -131,7 +131,8 @@
   X(Dequantize, other)            \
   X(QuantizedMatmul, other)       \
   X(GatherMM, other)              \
-  X(GatherQMM, other)
+  X(GatherQMM, other)             \
+  X(Collective, other)
 
 namespace nuvec {
 

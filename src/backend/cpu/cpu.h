@@ -9,6 +9,7 @@
 #include "nuvec/primitives/conv.h"
 #include "nuvec/primitives/cuda_kernel.h"
 #include "nuvec/primitives/custom.h"
+#include "nuvec/primitives/distributed.h"
 #include "nuvec/primitives/fast.h"
 #include "nuvec/primitives/quantized.h"
 #include "nuvec/primitives/fused.h"
@@ -77,6 +78,8 @@ void eval(const Dequantize& p, const Arrays& in, Arrays& out);
 void eval(const QuantizedMatmul& p, const Arrays& in, Arrays& out);
 void eval(const GatherMM& p, const Arrays& in, Arrays& out);
 void eval(const GatherQMM& p, const Arrays& in, Arrays& out);
+// Distributed (distributed.cpp).
+void eval(const Collective& p, const Arrays& in, Arrays& out);
 
 /// Typed pointer to the first element of an available CPU array.
 template <class T>
@@ -87,5 +90,7 @@ T* ptr(const Array& a) {
 /// Copies `in` (any strides) into the row-major buffer of `out`, converting
 /// the dtype with kernels::Cast.
 void copy_general(const Array& in, Array& out);
+/// `x` itself when row-major and dense, else a dense row-major copy.
+Array dense_copy(const Array& x);
 
 }  // namespace nuvec::cpu

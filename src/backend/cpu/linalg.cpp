@@ -126,19 +126,6 @@ void check(int info, const char* routine) {
     fail(std::string("LAPACK ") + routine + ": invalid argument " + std::to_string(-info));
 }
 
-// A dense row-major copy of `x` (same dtype).
-Array dense(const Array& x) {
-  if (x.desc()->strides == row_major_strides(x.shape())) return x;
-  auto d = std::make_shared<ArrayDesc>();
-  d->shape = x.shape();
-  d->strides = row_major_strides(d->shape);
-  d->size = x.size();
-  d->dtype = x.dtype();
-  d->data = allocate_data(static_cast<size_t>(d->size) * x.itemsize());
-  Array out(d);
-  copy_general(x, out);
-  return out;
-}
 
 // Row-major m x n -> column-major (ld m), and back.
 template <class T>
@@ -161,7 +148,7 @@ template <class T>
 void run(const Linalg& p, const Arrays& in, Arrays& out) {
   using L = Lapack<T>;
   using Op = Linalg::Op;
-  Array a = dense(in[0]);
+  Array a = dense_copy(in[0]);
   int m = a.shape(-2), n = a.shape(-1), k = std::min(m, n);
   int64_t batch = m * int64_t(n) == 0 ? 0 : a.size() / (int64_t(m) * n);
   if (m * int64_t(n) == 0) {  // empty matrices: identity factors, no values
@@ -187,7 +174,7 @@ void run(const Linalg& p, const Arrays& in, Arrays& out) {
   int lda = std::max(1, m), info = 0;
   std::vector<T> col(static_cast<size_t>(m) * n);
   const T* src = ptr<T>(a);
-  Array b = p.op() == Op::solve ? dense(in[1]) : Array();
+  Array b = p.op() == Op::solve ? dense_copy(in[1]) : Array();
   for (int64_t bi = 0; bi < batch; ++bi) {
     to_col(src + bi * m * n, col.data(), m, n);
     switch (p.op()) {
@@ -355,7 +342,7 @@ void run(const Linalg& p, const Arrays& in, Arrays& out) {
 template <class T>
 void geev_run(const Linalg& p, const Array& x, Arrays& out) {
   constexpr bool cplx = std::is_same_v<T, complex64_t>;
-  Array a = dense(x);
+  Array a = dense_copy(x);
   int n = a.shape(-1);
   if (n == 0) return;
   bool vec = p.op() == Linalg::Op::eig;

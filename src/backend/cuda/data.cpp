@@ -7,8 +7,11 @@
 #include <cstring>
 
 #include "backend/cuda/cuda.h"
+#include "backend/cuda/nccl.h"
 #include "nuvec/kernels/cast.h"
+#include "distributed/group.h"
 #include "nuvec/primitives/custom.h"
+#include "nuvec/primitives/distributed.h"
 #include "nuvec/primitives/elementwise.h"
 #include "nuvec/primitives/linalg.h"
 #include "nuvec/primitives/shape_ops.h"
@@ -87,6 +90,21 @@ bool launch_data(const Primitive& p, const std::vector<Array>& in,
     case PrimitiveId::Depends:
       data::copy_into(in[0], out[0], s);
       return true;
+    // A group of one copies; the nccl backend runs here; the mpi backend
+    // reads host memory, so its collectives are built on a CPU stream
+    // (ops/distributed.cpp).
+    case PrimitiveId::Collective: {
+      auto& c = static_cast<const Collective&>(p);
+      if (c.group()->on_gpu()) {
+        launch_nccl(c, in, out, stream, st);
+        return true;
+      }
+      if (c.group()->size() != 1 || c.op() == CollectiveOp::send || c.op() == CollectiveOp::recv)
+        (Error(ErrorKind::backend, std::string(collective_name(c.op())) + " of the " + c.group()->backend() +
+                                       " backend runs on a CPU stream")).raise();
+      data::copy_into(in[0], out[0], s);
+      return true;
+    }
     case PrimitiveId::Custom: {
       int primals = static_cast<const Custom&>(p).num_primals();
       for (size_t i = 0; i < out.size(); ++i)

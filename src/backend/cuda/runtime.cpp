@@ -23,6 +23,7 @@
 #include "backend/cuda/quantized.h"
 #include "backend/cuda/cuda.h"
 #include "backend/cuda/module.h"
+#include "backend/cuda/nccl.h"
 #include "backend/cuda/timeline.h"
 
 namespace nuvec::cuda {
@@ -373,10 +374,16 @@ void rethrow_flush_error() {
 }
 }  // namespace
 
+void report_async_error(const Error& e) {
+  std::lock_guard<std::mutex> lock(flush_error_mu);
+  if (!flush_error) flush_error = std::make_exception_ptr(e);
+}
+
 void synchronize() {
   if (!available()) return;
   rethrow_flush_error();
   synchronize_timelines();
+  rethrow_flush_error();  // one found while waiting (a collective timed out)
 }
 
 void wait_written(const Data& d) {
@@ -398,6 +405,7 @@ void wait_written(const Data& d) {
     flush_launches(stream);
     check(cudaStreamSynchronize(stream), "GPU work");
   }
+  rethrow_flush_error();
 }
 
 Stats stats() { return allocator().stats(); }
