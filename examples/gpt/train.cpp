@@ -1,7 +1,10 @@
 // Trains a small character-level GPT on Debian's fortune cookie databases:
 // the README's main job (docs/nn.md). Flags: --steps N, --device cpu|gpu,
 // --resume, --out DIR, --batch B, --seed S, --data DIR (another directory
-// of fortune-format files).
+// of fortune-format files). Under mpirun (scripts/nuvec-run -n N) it trains
+// data-parallel: each rank takes B / N windows of the global batch, the
+// gradients are averaged (nn::average_gradients) and rank 0 prints and
+// writes the checkpoint, which resumes on any number of ranks.
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -75,6 +78,11 @@ std::pair<Array, Array> batch(const std::vector<int32_t>& ids, int B, int T, std
   return {array(x.data(), {B, T}), array(y.data(), {B, T})};
 }
 
+/// The loss averaged over the data-parallel ranks (itself on one).
+Array ranks_mean(const Array& l, const distributed::Group& g) {
+  return g.size() == 1 ? l : distributed::all_sum(l, g) / static_cast<float>(g.size());
+}
+
 double heldout_loss(const gpt::Gpt& model, const std::vector<int32_t>& ids, int T) {
   // Consecutive windows from the start of the held-out split: the same
   // text every run.
@@ -133,22 +141,37 @@ int main(int argc, char** argv) try {
   if (gpu) cfg = gpt::Config{cfg.vocab, 384, 6, 6, 256};
   int steps = o.steps > 0 ? o.steps : (gpu ? 2000 : 1000);
   int B = gpu ? 64 : o.batch, T = cfg.context;
+  // The ranks of mpirun (or of NUVEC_WORLD_SIZE); on GPUs their
+  // collectives go through NCCL.
+  auto world = distributed::init();
+  if (gpu && world.size() > 1 && distributed::is_available("nccl")) world = distributed::init("nccl");
+  const int ranks = world.size(), rank = world.rank();
+  if (B % ranks != 0) {
+    std::fprintf(stderr, "the batch (%d) must split evenly over %d ranks\n", B, ranks);
+    return 2;
+  }
+  const int local_B = B / ranks;
+  // Only rank 0 prints and writes files.
+  const bool lead = rank == 0;
+  if (!lead) std::freopen("/dev/null", "w", stdout);
 
   random::seed(o.seed);
   State state{gpt::Gpt(cfg), optim::AdamW(1e-3, {0.9, 0.99}, 1e-8, 0.1)};
   int start = 0;
-  std::filesystem::create_directories(o.out);
+  if (lead) std::filesystem::create_directories(o.out);
   std::string weights = o.out + "/model.safetensors", opt_file = o.out + "/optimizer.safetensors";
   state.opt.init(state.model);
   if (o.resume) {
     state.model.load_weights(weights);
     load_into(opt_file, state.opt);
     start = static_cast<int>(state.opt.step.value.item<uint64_t>());
+    std::printf("resumed from step %d of %s\n", start, o.out.c_str());
   }
   std::printf("corpus: %s, vocabulary %d\nmodel: %d layers, d_model %d, %d heads, context %d: %zu parameters; "
-              "batch %d, %d steps on the %s\n",
+              "batch %d, %d steps on the %s%s\n",
               corpus.source.c_str(), cfg.vocab, cfg.layers, cfg.dims, cfg.heads, cfg.context,
-              state.model.num_parameters(), B, steps, gpu ? "GPU" : "CPU");
+              state.model.num_parameters(), B, steps, gpu ? "GPU" : "CPU",
+              ranks > 1 ? (", data-parallel over " + std::to_string(ranks) + " ranks").c_str() : "");
 
   // Mixed precision on the GPU: float32 parameters and optimizer state, a
   // bfloat16 copy for the forward and backward passes (the cast's gradient
@@ -160,16 +183,17 @@ int main(int argc, char** argv) try {
     low.set_dtype(compute);
     return gpt::loss(low, x, y);
   };
-  auto step = compile_mut([&loss_fn](State& s, const std::pair<Array, Array>& xy) {
+  auto step = compile_mut([&loss_fn, world](State& s, const std::pair<Array, Array>& xy) {
     auto [l, grads] = nuvec::value_and_grad(loss_fn)(s.model, xy.first, xy.second);
-    s.opt.update(s.model, grads);
-    return l;
+    s.opt.update(s.model, nn::average_gradients(grads, world));
+    return ranks_mean(l, world);
   });
-  std::mt19937_64 rng(o.seed + start);
+  // Each rank draws its own windows: a stream per (seed, start, rank).
+  std::mt19937_64 rng(o.seed + start + 0x9e3779b97f4a7c15ull * static_cast<uint64_t>(rank));
   gpt::Progress bar(steps);
   double tokens = 0, smoothed = 0;
   for (int i = start; i < start + steps; ++i) {
-    Array l = step(state, batch(corpus.train, B, T, rng));
+    Array l = step(state, batch(corpus.train, local_B, T, rng));
     eval(state);
     tokens += double(B) * T;
     double v = l.item<float>();
@@ -177,9 +201,11 @@ int main(int argc, char** argv) try {
     bar.update(i - start + 1, smoothed, tokens / bar.seconds(), get_peak_memory(device));
   }
   double rate = tokens / bar.seconds();
-  state.model.save_weights(weights);
-  save(opt_file, state.opt);
-  write_config(o.out + "/config.json", cfg, corpus, start + steps);
+  if (lead) {
+    state.model.save_weights(weights);
+    save(opt_file, state.opt);
+    write_config(o.out + "/config.json", cfg, corpus, start + steps);
+  }
   state.model.eval();
   double held = heldout_loss(state.model, corpus.heldout, T);
   std::printf("checkpoint: %s (weights), %s (optimizer), %s/config.json\n", weights.c_str(), opt_file.c_str(),

@@ -19,6 +19,14 @@ Averager& slot() {
 void set_gradient_averager(Averager averager) { slot() = std::move(averager); }
 const Averager& gradient_averager() { return slot(); }
 
+Averager group_averager(std::optional<distributed::Group> group) {
+  distributed::Group g = group ? *group : distributed::init();
+  if (g.size() == 1) return {};
+  return [g](const Array& bucket) {
+    return ops::divide(distributed::all_sum(bucket, g), array(static_cast<float>(g.size()), bucket.dtype()));
+  };
+}
+
 namespace detail {
 
 std::vector<Array> average_leaves(const std::vector<Array>& leaves, size_t bucket_bytes, const Averager& avg) {

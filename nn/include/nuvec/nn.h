@@ -5,6 +5,7 @@
 #include "nuvec/nn/activations.h"
 #include "nuvec/nn/average.h"
 #include "nuvec/nn/containers.h"
+#include "nuvec/nn/distributed.h"
 #include "nuvec/nn/layers.h"
 #include "nuvec/nn/losses.h"
 #include "nuvec/nn/module.h"
