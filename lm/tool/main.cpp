@@ -33,13 +33,14 @@ const char* kUsage =
     "usage:\n"
     "  nuvec-lm generate --model DIR|FILE.gguf --prompt TEXT [--max-tokens N] [--temp T] [--top-p P]\n"
     "                    [--top-k K] [--min-p M] [--repetition-penalty R] [--seed S] [--chat]\n"
-    "                    [--dtype float32|bfloat16|float16] [--device cpu|gpu]\n"
+    "                    [--dtype float32|bfloat16|float16] [--device cpu|gpu] [--tensor-parallel]\n"
+    "                    (--tensor-parallel: every rank of scripts/nuvec-run -n N holds 1/N of the model)\n"
     "  nuvec-lm chat --model DIR|FILE.gguf [--max-tokens N] [--temp T] [--seed S] [--device cpu|gpu]\n"
     "  nuvec-lm convert --model DIR|FILE.gguf --out DIR2 [--quantize --bits 4 --group-size 64 | --dtype bfloat16]\n"
     "  nuvec-lm bench --model DIR|FILE.gguf [--device cpu|gpu] [--dtype ...] [--quantize --bits B --group-size G]\n"
     "                 [--decode-tokens N] [--prompts 16,128,512,2048] [--batch 8,32]\n";
 
-const std::vector<std::string> kFlags = {"--chat", "--quantize"};
+const std::vector<std::string> kFlags = {"--chat", "--quantize", "--tensor-parallel"};
 
 Args parse(int argc, char** argv) {
   if (argc < 2) throw std::invalid_argument("no command");
@@ -120,6 +121,14 @@ int cmd_generate(const Args& a) {
   auto m = lm::load(a.get("model"), load_config(a));
   auto o = generate_options(a);
   o.eos_token_ids = m.eos_token_ids;
+  if (a.has("tensor-parallel")) {
+    // Every rank the same model, prompt and seed; rank 0 prints.
+    const bool gpu = a.get("device") == "gpu";
+    auto g = distributed::init(false, gpu && distributed::is_available("nccl") ? "nccl" : "any");
+    lm::shard_model(*m.model, g);
+    if (!o.seed) o.seed = 0;
+    if (g.rank() != 0) std::freopen("/dev/null", "w", stdout);
+  }
   auto ids = prompt_ids(m, a.get("prompt"), a.has("chat"));
   auto r = lm::stream_generate(*m.model, m.tokenizer, ids, o, [](const lm::GenerationResponse& r) {
     std::fputs(r.text.c_str(), stdout);

@@ -13,6 +13,7 @@ namespace nuvec::lm::detail {
 Array Linear::operator()(const Array& x) const {
   Array y = quantized() ? quantized_matmul(x, weight, *scales, biases, true, group_size, bits)
                         : matmul(x, weight.t());
+  if (reduce) y = distributed::all_sum(y, *reduce);
   return bias ? y + *bias : y;
 }
 

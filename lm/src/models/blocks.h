@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "nuvec/distributed.h"
 #include "nuvec/lm/cache.h"
 #include "nuvec/nuvec.h"
 
@@ -23,6 +24,9 @@ struct Linear {
   Array weight = array(0.0f);
   std::optional<Array> bias, scales, biases;
   int bits = 0, group_size = 0;
+  /// A row-parallel shard of a tensor-parallel model (shard.cpp): the
+  /// products are summed over this group, then the bias is added.
+  std::optional<distributed::Group> reduce;
   bool quantized() const { return bits > 0; }
   Array operator()(const Array& x) const;
   void collect(const std::string& prefix, NamedList& out) const;
@@ -111,6 +115,14 @@ struct SwitchMlp {
   Array operator()(const Array& x, const Array& indices) const;
   void collect(const std::string& prefix, NamedList& out) const;
 };
+
+/// Tensor parallelism (shard.cpp): this rank's block `rank` of `parts`
+/// equal blocks of the output features (rows, and the bias), or of the
+/// input features (columns; the layer then sums over `group`). `what`
+/// names the layer in errors (a count that does not split, a quantized
+/// group that a block would cut).
+void shard_rows(Linear& l, int parts, int rank, const std::string& what);
+void shard_columns(Linear& l, const distributed::Group& group, const std::string& what);
 
 /// Converts floating arrays of `w` to `dtype` (quantized weights stay; their
 /// scales/biases too are converted), or dequantizes when `dequantize`.

@@ -352,3 +352,51 @@ void convert_model(Model& model, std::optional<DType> dtype, bool dequantize_wei
 }
 
 }  // namespace nuvec::lm::detail
+
+namespace nuvec::lm {
+
+void shard_model(Model& model, const distributed::Group& group) {
+  auto* m = dynamic_cast<detail::Decoder*>(&model);
+  if (!m)
+    (Error(ErrorKind::invalid_argument, "shard_model: this architecture (" + model.info().model_type +
+                                            ") has no tensor-parallel form yet")).raise();
+  const int n = group.size(), r = group.rank();
+  if (n == 1) return;
+  for (size_t i = 0; i < m->layers.size(); ++i) {
+    auto& l = m->layers[i];
+    auto& a = m->spec.attention[i];
+    const std::string p = "layer " + std::to_string(i);
+    if (!l.mlp)
+      (Error(ErrorKind::invalid_argument, "shard_model: " + p + " is a mixture of experts (not sharded yet)")).raise();
+    if (a.heads % n != 0 || a.kv_heads % n != 0)
+      (Error(ErrorKind::invalid_argument, "shard_model: " + std::to_string(a.heads) + " query and " +
+                                              std::to_string(a.kv_heads) + " key/value heads do not split over " +
+                                              std::to_string(n) + " ranks")).raise();
+  }
+  // Sharded copies (handles) replace the layers only when all succeeded,
+  // so that a model that cannot be sharded stays whole.
+  auto layers = m->layers;
+  auto attention = m->spec.attention;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    auto& l = layers[i];
+    auto& a = attention[i];
+    const std::string p = "model.layers." + std::to_string(i) + ".";
+    detail::shard_rows(l.attn.q, n, r, p + "self_attn.q_proj");
+    detail::shard_rows(l.attn.k, n, r, p + "self_attn.k_proj");
+    detail::shard_rows(l.attn.v, n, r, p + "self_attn.v_proj");
+    detail::shard_columns(l.attn.o, group, p + "self_attn.o_proj");
+    detail::shard_rows(l.mlp->gate, n, r, p + "mlp.gate_proj");
+    detail::shard_rows(l.mlp->up, n, r, p + "mlp.up_proj");
+    detail::shard_columns(l.mlp->down, group, p + "mlp.down_proj");
+    a.heads /= n;
+    a.kv_heads /= n;
+  }
+  m->layers = std::move(layers);
+  m->spec.attention = std::move(attention);
+  std::vector<Array> all;
+  m->for_each_linear([&](const std::string&, detail::Linear& l) { all.push_back(l.weight); });
+  eval(all);
+}
+
+}  // namespace nuvec::lm
+

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "nuvec/distributed.h"
 #include "nuvec/lm/cache.h"
 #include "nuvec/lm/tokenizer.h"
 #include "nuvec/nuvec.h"
@@ -86,6 +87,16 @@ Loaded load(const std::string& path, const LoadConfig& config = {});
 
 /// The model alone, from a folder without a tokenizer or a GGUF file.
 std::shared_ptr<Model> load_model(const std::string& path, const LoadConfig& config = {});
+
+/// Tensor parallelism (docs/lm.md): keeps this rank's share of `model`
+/// (every process of `group` loads the same checkpoint and calls it): its
+/// query and key/value heads and its part of each MLP, with the attention
+/// output and MLP down projections summed over the group, so every rank
+/// computes the same logits. The heads and the MLP width must split over
+/// the group (quantized layers also at whole groups); mixtures of experts
+/// and qwen3_next are not sharded yet. Errors leave the model whole; a
+/// group of one changes nothing.
+void shard_model(Model& model, const distributed::Group& group);
 
 /// The architectures the registry knows, sorted.
 std::vector<std::string> supported_model_types();
