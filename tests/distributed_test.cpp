@@ -106,6 +106,14 @@ TEST(MpiRanks, AllSumIsTheRankOrderSum) {
       EXPECT_EQ(bits_of(dist::all_max(input(shape, dt, seed, me), g)), bits_of(mx)) << dtype_name(dt);
       EXPECT_EQ(bits_of(dist::all_min(input(shape, dt, seed, me), g)), bits_of(mn)) << dtype_name(dt);
     }
+  // Past the small-buffer path (whole buffers to every rank): blocks of
+  // uneven sizes to their owners and back.
+  for (DType dt : {float32, bfloat16}) {
+    const Shape big{70001 * 4 / static_cast<int>(dt.size())};
+    Array expect = input(big, dt, 50, 0);
+    for (int r = 1; r < n; ++r) expect = ops::add(expect, input(big, dt, 50, r));
+    EXPECT_EQ(bits_of(dist::all_sum(input(big, dt, 50, me), g)), bits_of(expect)) << dtype_name(dt);
+  }
   // Within float32 rounding of the float64 sum; from a strided view.
   Array x64 = ops::zeros({40, 9}, float64);
   for (int r = 0; r < n; ++r) x64 = x64 + input({40, 9}, float64, 99, r);

@@ -2,10 +2,10 @@
 // first made, so that nuvec itself links no MPI library. Every call is
 // non-blocking and waited for with a deadline (NUVEC_DISTRIBUTED_TIMEOUT),
 // so a peer that never arrives gives an Error, never a hang. Sums are in
-// rank order: rank r gathers block r of every rank (alltoallv), reduces it
-// with detail::combine and the blocks are gathered back (allgatherv), which
-// moves as many bytes as a ring all-reduce and gives the same bits on every
-// rank whatever algorithm MPI picks. docs/distributed.md.
+// rank order: rank r receives block r of every rank (point-to-point
+// messages), reduces them with detail::combine and sends the reduced block
+// to every rank, which moves as many bytes as a ring all-reduce and gives
+// the same bits on every rank whatever MPI does. docs/distributed.md.
 #include <cstdlib>
 #include <string>
 
@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cstring>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -58,11 +59,10 @@ struct Api {
   decltype(&MPI_Comm_set_errhandler) set_errhandler = nullptr;
   decltype(&MPI_Error_string) error_string = nullptr;
   decltype(&MPI_Test) test = nullptr;
+  decltype(&MPI_Testall) testall = nullptr;
   decltype(&MPI_Iallreduce) iallreduce = nullptr;
   decltype(&MPI_Ialltoall) ialltoall = nullptr;
-  decltype(&MPI_Ialltoallv) ialltoallv = nullptr;
   decltype(&MPI_Iallgather) iallgather = nullptr;
-  decltype(&MPI_Iallgatherv) iallgatherv = nullptr;
   decltype(&MPI_Isend) isend = nullptr;
   decltype(&MPI_Irecv) irecv = nullptr;
   MPI_Comm world = nullptr;
@@ -86,9 +86,13 @@ bool find(Api& a, F& fn, const char* name) {
   return fn != nullptr;
 }
 
+// Predefined handles are data: a program that links libmpi itself holds
+// copies of them (copy relocations) which the library then uses, so the
+// process-wide definition comes first.
 template <class H>
 bool handle(Api& a, H& h, const char* name) {
-  h = reinterpret_cast<H>(dlsym(a.lib, name));
+  h = reinterpret_cast<H>(dlsym(RTLD_DEFAULT, name));
+  if (!h) h = reinterpret_cast<H>(dlsym(a.lib, name));
   if (!h) a.error = std::string("symbol ") + name + " missing";
   return h != nullptr;
 }
@@ -115,9 +119,9 @@ Api& api() {
               find(r, r.comm_split, "MPI_Comm_split") &&
               find(r, r.set_errhandler, "MPI_Comm_set_errhandler") &&
               find(r, r.error_string, "MPI_Error_string") && find(r, r.test, "MPI_Test") &&
+              find(r, r.testall, "MPI_Testall") &&
               find(r, r.iallreduce, "MPI_Iallreduce") && find(r, r.ialltoall, "MPI_Ialltoall") &&
-              find(r, r.ialltoallv, "MPI_Ialltoallv") && find(r, r.iallgather, "MPI_Iallgather") &&
-              find(r, r.iallgatherv, "MPI_Iallgatherv") && find(r, r.isend, "MPI_Isend") &&
+              find(r, r.iallgather, "MPI_Iallgather") && find(r, r.isend, "MPI_Isend") &&
               find(r, r.irecv, "MPI_Irecv") && handle(r, r.world, "ompi_mpi_comm_world") &&
               handle(r, r.byte, "ompi_mpi_byte") && handle(r, r.int64, "ompi_mpi_int64_t") &&
               handle(r, r.max, "ompi_mpi_op_max") &&
@@ -145,6 +149,8 @@ void finalize_at_exit() {
 constexpr int kTagHeader = 0x4e56;
 constexpr int kTagAck = 0x4e57;
 constexpr int kTagData = 0x4e58;
+constexpr int kTagReduce = 0x4e59;  // all_reduce's blocks to their owners
+constexpr int kTagGather = 0x4e5a;  // and the reduced blocks back
 // The largest message: counts and displacements are ints.
 constexpr int64_t kMaxMessage = int64_t{1} << 30;
 
@@ -178,6 +184,7 @@ class MpiGroup final : public GroupImpl {
     const int64_t seg = std::max<int64_t>(1, kMaxMessage / isz);
     auto src = static_cast<const char*>(in);
     auto dst = static_cast<char*>(out);
+    if ((size_ - 1) * count * isz <= kWhole) return reduce_whole(op, src, dst, count, dtype, what);
     for (int64_t s0 = 0; s0 < count; s0 += seg)
       reduce_segment(op, src + s0 * isz, dst + s0 * isz, std::min(seg, count - s0), dtype, what);
   }
@@ -199,15 +206,16 @@ class MpiGroup final : public GroupImpl {
     agree(sig, what);
     const int64_t block = count * static_cast<int64_t>(dtype.size());
     fits(block, what);
-    std::vector<char> scratch(static_cast<size_t>(block * size_));
+    char* scratch = buffer(static_cast<size_t>(block * size_));
     MPI_Request req;
-    check(api().ialltoall(in, static_cast<int>(block), api().byte, scratch.data(), static_cast<int>(block),
+    check(api().ialltoall(in, static_cast<int>(block), api().byte, scratch, static_cast<int>(block),
                           api().byte, comm_, &req),
           what);
     wait(req, what);
     std::vector<const void*> parts(size_);
-    for (int r = 0; r < size_; ++r) parts[r] = scratch.data() + r * block;
+    for (int r = 0; r < size_; ++r) parts[r] = scratch + r * block;
     combine(CollectiveOp::all_sum, dtype, parts.data(), size_, out, count);
+    release();
   }
 
   void send(const void* in, int64_t bytes, int dst, uint64_t sig, const std::string& what) override {
@@ -253,32 +261,80 @@ class MpiGroup final : public GroupImpl {
  private:
   // Block r of a segment of n elements: n / size elements, one more for the
   // first n % size ranks.
+  // Small buffers: every rank sends its whole buffer to every rank, which
+  // combines them in rank order (the same bits as the blocks' way, in one
+  // round of messages instead of two).
+  static constexpr int64_t kWhole = int64_t{256} << 10;
+  void reduce_whole(CollectiveOp op, const char* in, char* out, int64_t count, DType dtype,
+                    const std::string& what) {
+    const int bytes = static_cast<int>(count * static_cast<int64_t>(dtype.size()));
+    char* scratch = buffer(static_cast<size_t>(bytes) * size_);
+    std::vector<MPI_Request> reqs;
+    for (int r = 0; r < size_; ++r) {
+      if (r == rank_) continue;
+      reqs.emplace_back();
+      check(api().irecv(scratch + static_cast<int64_t>(r) * bytes, bytes, api().byte, r, kTagReduce, comm_,
+                        &reqs.back()),
+            what);
+      reqs.emplace_back();
+      check(api().isend(in, bytes, api().byte, r, kTagReduce, comm_, &reqs.back()), what);
+    }
+    wait_all(reqs, what);
+    std::vector<const void*> parts(size_);
+    for (int r = 0; r < size_; ++r) parts[r] = r == rank_ ? in : scratch + static_cast<int64_t>(r) * bytes;
+    combine(op, dtype, parts.data(), size_, out, count);
+    release();
+  }
+
   void reduce_segment(CollectiveOp op, const char* in, char* out, int64_t n, DType dtype,
                       const std::string& what) {
     const int isz = static_cast<int>(dtype.size());
-    std::vector<int> cnt(size_), off(size_), mine(size_), mine_off(size_);
+    std::vector<int> cnt(size_), off(size_);
     int64_t at = 0;
     for (int r = 0; r < size_; ++r) {
       cnt[r] = static_cast<int>((n / size_ + (r < n % size_ ? 1 : 0)) * isz);
       off[r] = static_cast<int>(at);
       at += cnt[r];
     }
+    // Point-to-point messages (MPI's non-blocking collectives progress
+    // far slower): block r of every rank to rank r, in rank order...
+    const int mine = cnt[rank_];
+    char* scratch = buffer(static_cast<size_t>(mine) * size_);
+    std::vector<MPI_Request> reqs;
     for (int r = 0; r < size_; ++r) {
-      mine[r] = cnt[rank_];
-      mine_off[r] = r * cnt[rank_];
+      if (r == rank_) continue;
+      reqs.emplace_back();
+      check(api().irecv(scratch + r * mine, mine, api().byte, r, kTagReduce, comm_, &reqs.back()), what);
+      reqs.emplace_back();
+      check(api().isend(in + off[r], cnt[r], api().byte, r, kTagReduce, comm_, &reqs.back()), what);
     }
-    std::vector<char> scratch(static_cast<size_t>(cnt[rank_]) * size_);
-    MPI_Request req;
-    check(api().ialltoallv(in, cnt.data(), off.data(), api().byte, scratch.data(), mine.data(), mine_off.data(),
-                           api().byte, comm_, &req),
-          what);
-    wait(req, what);
+    if (mine > 0) std::memcpy(scratch + rank_ * mine, in + off[rank_], static_cast<size_t>(mine));
+    wait_all(reqs, what);
     std::vector<const void*> parts(size_);
-    for (int r = 0; r < size_; ++r) parts[r] = scratch.data() + mine_off[r];
-    combine(op, dtype, parts.data(), size_, out + off[rank_], cnt[rank_] / isz);
-    check(api().iallgatherv(MPI_IN_PLACE, 0, api().byte, out, cnt.data(), off.data(), api().byte, comm_, &req),
-          what);
-    wait(req, what);
+    for (int r = 0; r < size_; ++r) parts[r] = scratch + r * mine;
+    combine(op, dtype, parts.data(), size_, out + off[rank_], mine / isz);
+    release();
+    // ... and the reduced blocks to every rank.
+    reqs.clear();
+    for (int r = 0; r < size_; ++r) {
+      if (r == rank_) continue;
+      reqs.emplace_back();
+      check(api().irecv(out + off[r], cnt[r], api().byte, r, kTagGather, comm_, &reqs.back()), what);
+      reqs.emplace_back();
+      check(api().isend(out + off[rank_], mine, api().byte, r, kTagGather, comm_, &reqs.back()), what);
+    }
+    wait_all(reqs, what);
+  }
+
+  // Scratch for the blocks received, kept between calls (a fresh large
+  // allocation is page faults on every call) up to kKeep bytes.
+  static constexpr size_t kKeep = size_t{64} << 20;
+  char* buffer(size_t bytes) {
+    if (scratch_.size() < bytes) scratch_.resize(bytes);
+    return scratch_.data();
+  }
+  void release() {
+    if (scratch_.size() > kKeep) std::vector<char>().swap(scratch_);
   }
 
   // Every rank passes the same signature, or every rank fails.
@@ -293,13 +349,24 @@ class MpiGroup final : public GroupImpl {
       mismatch(what, "the ranks called different collectives, or passed different shapes or dtypes");
   }
 
-  void wait(MPI_Request& req, const std::string& what) {
+  void wait(MPI_Request& req, const std::string& what) { wait_for(what, [&](int* flag) { return api().test(&req, flag, MPI_STATUS_IGNORE); }); }
+  void wait_all(std::vector<MPI_Request>& reqs, const std::string& what) {
+    if (reqs.empty()) return;
+    wait_for(what, [&](int* flag) {
+      return api().testall(static_cast<int>(reqs.size()), reqs.data(), flag, MPI_STATUSES_IGNORE);
+    });
+  }
+
+  // Polls `test` (an MPI_Test-like call) until it sets its flag, or fails
+  // the group at the deadline.
+  template <class T>
+  void wait_for(const std::string& what, T&& test) {
     using clock = std::chrono::steady_clock;
     const auto start = clock::now();
     const double limit = timeout_seconds();
     for (int spins = 0;; ++spins) {
       int flag = 0;
-      check(api().test(&req, &flag, MPI_STATUS_IGNORE), what);
+      check(test(&flag), what);
       if (flag) return;
       if (spins > 64) {
         double waited = std::chrono::duration<double>(clock::now() - start).count();
@@ -340,6 +407,7 @@ class MpiGroup final : public GroupImpl {
   MPI_Comm comm_;
   int rank_, size_;
   std::string broken_;
+  std::vector<char> scratch_;
 };
 
 }  // namespace
