@@ -223,6 +223,19 @@ TEST(MpiFailure, LateRankFailsEveryRank) {
   std::_Exit(0);  // without MPI_Finalize: a request is still pending
 }
 
+// A rank that exits: the others get an Error within the deadline (when
+// mpirun lets them live on: nuvec-run's --mca orte_abort_on_non_zero_status 0).
+TEST(MpiFailure, APeerThatExitsFailsTheOthers) {
+  if (!in_mpi_child()) GTEST_SKIP() << "runs under mpirun (DistributedMpi)";
+  auto g = dist::init(true, "mpi");
+  if (g.rank() == 1) std::_Exit(3);
+  std::string e = error_of(dist::all_sum(ops::ones({1000}), g));
+  std::printf("EXIT-CHECK rank %d: %s\n", g.rank(),
+              e.find("timed out") != std::string::npos ? "error as expected" : e.c_str());
+  std::fflush(stdout);
+  std::_Exit(0);
+}
+
 TEST(DistributedMpi, TwoAndThreeRanks) {
   if (in_mpi_child()) GTEST_SKIP() << "the parent of the MPI runs";
   if (!have_mpirun() || !dist::is_available("mpi")) GTEST_SKIP() << "no mpirun or libmpi (openmpi-bin)";
@@ -240,7 +253,7 @@ TEST(DistributedMpi, AFailureReachesEveryRankInBoundedTime) {
   if (!have_mpirun() || !dist::is_available("mpi")) GTEST_SKIP() << "no mpirun or libmpi (openmpi-bin)";
   auto start = std::chrono::steady_clock::now();
   int status = 0;
-  std::string out = run_ranks(2, "MpiFailure.*", "-x NUVEC_DISTRIBUTED_TIMEOUT=1", &status);
+  std::string out = run_ranks(2, "MpiFailure.LateRankFailsEveryRank", "-x NUVEC_DISTRIBUTED_TIMEOUT=1", &status);
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_LT(s, 20.0);
   for (int r = 0; r < 2; ++r) {
@@ -251,3 +264,16 @@ TEST(DistributedMpi, AFailureReachesEveryRankInBoundedTime) {
         << out;
   }
 }
+
+TEST(DistributedMpi, APeerThatExitsIsAnErrorOnTheOthers) {
+  if (in_mpi_child()) GTEST_SKIP() << "the parent of the MPI runs";
+  if (!have_mpirun() || !dist::is_available("mpi")) GTEST_SKIP() << "no mpirun or libmpi (openmpi-bin)";
+  auto start = std::chrono::steady_clock::now();
+  int status = 0;
+  std::string out = run_ranks(2, "MpiFailure.APeerThatExitsFailsTheOthers",
+                              "--mca orte_abort_on_non_zero_status 0 -x NUVEC_DISTRIBUTED_TIMEOUT=1", &status);
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(s, 20.0);
+  EXPECT_NE(out.find("EXIT-CHECK rank 0: error as expected"), std::string::npos) << out;
+}
+
