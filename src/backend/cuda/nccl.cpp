@@ -205,6 +205,7 @@ class NcclGroup final : public GroupImpl {
         exchange(bytes_of(src), y.size(), y.dtype(), cs, s, what, [&](const std::shared_ptr<Data>& t) {
           combine(CollectiveOp::all_sum, t, y.desc()->data, y.desc()->offset, y.size(), y.dtype(), cs);
         });
+        if (y.size() > 0) watch(cs, what);
         break;
       }
       case CollectiveOp::all_gather: {
