@@ -1,8 +1,10 @@
 // Distributed communication with MLX's names (mlx.core.distributed): a
 // Group of processes and collectives that are graph primitives, lazy and
 // evaluated like any op, with MLX's transform rules. Backends: "mpi" (CPU
-// arrays, Debian's OpenMPI loaded when a group is first made), and a group
-// of one process where every collective is a copy. docs/distributed.md.
+// arrays, Debian's OpenMPI loaded when a group is first made), "nccl" (GPU
+// arrays, one process per GPU, NCCL loaded when a group is first made),
+// and a group of one process where every collective is a copy.
+// docs/distributed.md.
 #pragma once
 
 #include <memory>
@@ -25,7 +27,7 @@ class Group {
   explicit Group(std::shared_ptr<detail::GroupImpl> impl);
   int rank() const;
   int size() const;
-  /// "mpi" or "single".
+  /// "mpi", "nccl" or "single".
   std::string backend() const;
   /// The processes of this group that pass the same `color`, ranked by
   /// `key` (-1: by their rank here), as MPI_Comm_split. Every process of
@@ -37,14 +39,16 @@ class Group {
   std::shared_ptr<detail::GroupImpl> impl_;
 };
 
-/// Whether `backend` ("any", "mpi", "single") can make a group here:
-/// "mpi" needs Debian's OpenMPI library (libmpi.so.40) at run time.
+/// Whether `backend` ("any", "mpi", "nccl", "single") can make a group
+/// here: "mpi" needs Debian's OpenMPI library (libmpi.so.40) at run time,
+/// "nccl" a GPU and libnccl.so.2.
 bool is_available(const std::string& backend = "any");
 
-/// The group of all processes (made once, then the same group). "any" is
-/// MPI when this process was started by mpirun and MPI loads, else a group
-/// of one. A backend that cannot start throws nuvec::Error when `strict`,
-/// else gives the group of one.
+/// The group of all processes (made once per backend, then the same
+/// group). "any" is MPI when this process was started by mpirun, NCCL when
+/// it was started through NUVEC_WORLD_SIZE / NUVEC_RANK /
+/// NUVEC_COORDINATOR, else a group of one. A backend that cannot start
+/// throws nuvec::Error when `strict`, else gives the group of one.
 Group init(bool strict = false, const std::string& backend = "any");
 /// init(false, backend): `init("mpi")` names a backend, not `strict`.
 Group init(const char* backend);
