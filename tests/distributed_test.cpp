@@ -55,6 +55,10 @@ TEST(DistributedSingle, InitGivesAGroupOfOne) {
   EXPECT_FALSE(dist::is_available("carrier-pigeon"));
   EXPECT_THROW(dist::init(false, "carrier-pigeon"), Error);
   EXPECT_EQ(g.split(3).size(), 1);
+  if (!dist::is_available("nccl")) {  // no GPU or no libnccl here (CI)
+    EXPECT_THROW(dist::init(true, "nccl"), Error);
+    EXPECT_EQ(dist::init("nccl").backend(), "single");
+  }
 }
 
 TEST(DistributedSingle, CollectivesAreCopies) {
