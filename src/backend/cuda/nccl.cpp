@@ -159,7 +159,21 @@ class NcclGroup final : public GroupImpl {
     cfg.blocking = 0;
     ncclComm_t c = nullptr;
     check(api().split(comm_, color, key < 0 ? rank_ : key, &c, &cfg), "split");
-    ready(c, "split");
+    // Non-blocking: the new communicator may be handed back, and become
+    // usable, after the call returns (seen on the H200: a null handle).
+    const auto end = deadline();
+    for (;;) {
+      ncclComm_t now = __atomic_load_n(&c, __ATOMIC_ACQUIRE);
+      ncclResult_t st = ncclSuccess;
+      if (api().async_error(now ? now : comm_, &st) != ncclSuccess) st = ncclInternalError;
+      int n = 0;
+      if (now && st == ncclSuccess && api().count(now, &n) == ncclSuccess && n > 0) break;
+      if (st != ncclSuccess && st != ncclInProgress)
+        raise(std::string("split: NCCL failed: ") + api().error_string(st) + " (" +
+              api().last_error(now ? now : comm_) + ")");
+      if (Clock::now() > end) raise("split timed out (NUVEC_DISTRIBUTED_TIMEOUT) waiting for the other ranks");
+      std::this_thread::yield();
+    }
     return make(c);
   }
 
@@ -318,7 +332,7 @@ class NcclGroup final : public GroupImpl {
     const auto end = deadline();
     for (;;) {
       ncclResult_t st = ncclSuccess;
-      api().async_error(c, &st);
+      if (api().async_error(c, &st) != ncclSuccess) st = ncclInvalidArgument;
       if (st == ncclSuccess) return;
       if (st != ncclInProgress) {
         std::string last = api().last_error(c);
