@@ -149,7 +149,7 @@ int main() {
       "%.0f GB/s\n\n",
       copy);
   std::printf(
-      "| %-24s | %-8s | %-7s | %2s | %8s | %7s | %6s | %8s | %7s | %7s | %9s "
+      "| %-30s | %-8s | %-7s | %2s | %8s | %7s | %6s | %8s | %7s | %7s | %9s "
       "|\n",
       "product", "dtype", "B", "M", "ours us", "GB/s", "copy%", "cuBLAS",
       "GB/s", "speedup", "ops:: us");
@@ -157,18 +157,26 @@ int main() {
   struct Shape2 {
     const char* name;
     int k, n;
+    bool decode;  // a Llama-3.2-1B decode product: bfloat16, W [N, K], M = 1
   };
-  for (const Shape2 sh : {Shape2{"[M,4096]x[4096,4096]", 4096, 4096},
-                          Shape2{"[M,8192]x[8192,28672]", 8192, 28672}})
+  for (const Shape2 sh : {Shape2{"[M,4096]x[4096,4096]", 4096, 4096, false},
+                          Shape2{"[M,8192]x[8192,28672]", 8192, 28672, false},
+                          Shape2{"1B q/o [M,2048]x[2048,2048]", 2048, 2048, true},
+                          Shape2{"1B k/v [M,2048]x[2048,512]", 2048, 512, true},
+                          Shape2{"1B up [M,2048]x[2048,8192]", 2048, 8192, true},
+                          Shape2{"1B down [M,8192]x[8192,2048]", 8192, 2048, true},
+                          Shape2{"1B head [M,2048]x[2048,128256]", 2048, 128256, true}})
     for (DType dt : {bfloat16, float16, float32}) {
-      if (sh.n > 4096 && dt != bfloat16) continue;
+      if ((sh.n > 4096 || sh.decode) && dt != bfloat16) continue;
       const size_t bytes = size_t(sh.k) * sh.n * dt.size();
       const int copies =
           int(std::max<size_t>(1, (size_t(256) << 20) / bytes + 1));
       Buffers buf(dt, sh.k, sh.n, copies);
       for (bool k_dense : {true, false}) {
+        if (sh.decode && !k_dense) continue;
         double one = 0;
         for (int m : {1, 2, 4, 8}) {
+          if (sh.decode && m > 1) continue;
           cuda::rows::RowsArgs p;
           p.t = dt, p.a = buf.a, p.out = buf.c, p.m = m, p.k = sh.k, p.n = sh.n;
           p.a_rs = sh.k, p.a_cs = 1;
@@ -193,7 +201,7 @@ int main() {
           if (m == 1) one = ours;
           auto gbs = [&](double us) { return double(bytes) / (us * 1e3); };
           std::printf(
-              "| %-24s | %-8s | %-7s | %2d | %8.1f | %7.0f | %5.1f%% | %8.1f | "
+              "| %-30s | %-8s | %-7s | %2d | %8.1f | %7.0f | %5.1f%% | %8.1f | "
               "%7.0f | %6.2fx | %9.1f |\n",
               sh.name, std::string(dtype_name(dt)).c_str(),
               k_dense ? "[N,K]^T" : "[K,N]", m, ours, gbs(ours),

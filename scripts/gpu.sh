@@ -11,7 +11,9 @@
 # GPU and `nuvec-lm bench` on Llama-3.2-1B- and 4B-shaped checkpoints with
 # random weights (tools/make_random_llama.py; bfloat16 and 4-bit) against
 # transformers with a static cache (tools/peer_lm_bench.py); with `dist`,
-# the distributed tests (the nccl backend on this GPU).
+# the distributed tests (the nccl backend on this GPU); with `profile`, the
+# few-row product table, a 1B decode, and ncu's kernel times of its last
+# decode steps (tools/ncu_summary.py; NUVEC_PROFILE_OUT gets the files).
 #
 # A machine without Debian's packages and without a network (the H200 of
 # docs/gpu-status.md) can be given .deb files of the build's dependencies
@@ -70,6 +72,21 @@ lm_run() {  # nuvec_lm on the GPU: tests, then the decode / prefill tables
 if [ "$only" = lm ]; then
   status=0
   lm_run || status=$?
+  exit $status
+fi
+if [ "$only" = profile ]; then  # where a decode step's GPU time goes
+  status=0 models=${NUVEC_LM_MODELS:-/tmp/nuvec-lm-models} pdir=${NUVEC_PROFILE_OUT:-/tmp/nuvec-profile}
+  mkdir -p "$pdir"
+  cmake --build "$dir" --target nuvec-lm gpu_matmul_rows_bench -j "$(nproc)"
+  [ -d "$models/1b" ] || python3 tools/make_random_llama.py --shape 1b --out "$models/1b" || status=$?
+  "$dir/lm/nuvec-lm" bench --model "$models/1b" --device gpu --prompts 128 --decode-tokens 128 || status=$?
+  # Every kernel of a short run; the last launches are the final decode steps.
+  ncu --csv --print-units base --clock-control none --metrics gpu__time_duration.sum \
+    "$dir/lm/nuvec-lm" bench --model "$models/1b" --device gpu --prompts 16 --decode-tokens 6 >"$pdir/decode.csv" || status=$?
+  python3 tools/ncu_summary.py "$pdir/decode.csv" --last "${NUVEC_PROFILE_LAST:-1200}" --steps 4 --sequence \
+    >"$pdir/summary.md" || status=$?
+  head -60 "$pdir/summary.md"
+  "$dir/bench/gpu_matmul_rows_bench" || status=$?
   exit $status
 fi
 if [ "$only" = dist ]; then

@@ -129,9 +129,19 @@ class Decoder : public Model {
                                             " layers, the model " + std::to_string(layers.size()));
     Array h = embed(tokens);
     if (spec.gemma) h = h * array(embed_scale, h.dtype());
+    // The MLP's output not yet added to h: the sum and the next norm are one
+    // pass (fast::add_rms_norm: the bits of the add followed by the norm).
+    std::optional<Array> pending;
+    auto norm_in = [&](const Array& w) {
+      if (!pending) return fast::rms_norm(h, w, spec.norm_eps);
+      auto [sum, n] = fast::add_rms_norm(h, *pending, w, spec.norm_eps);
+      h = sum;
+      pending.reset();
+      return n;
+    };
     for (size_t i = 0; i < layers.size(); ++i) {
       const Layer& l = layers[i];
-      Array r = l.attn(spec.attention[i], fast::rms_norm(h, l.norm1, spec.norm_eps), *cache[i]);
+      Array r = l.attn(spec.attention[i], norm_in(l.norm1), *cache[i]);
       if (spec.gemma) {
         h = residual(h, fast::rms_norm(r, *l.post_attn_norm, spec.norm_eps));
         r = l.mlp ? (*l.mlp)(fast::rms_norm(h, l.norm2, spec.norm_eps)) : array(0.0f);
@@ -140,9 +150,10 @@ class Decoder : public Model {
       }
       // The residual sum and the MLP's norm in one pass (the same bits).
       auto [h2, n] = fast::add_rms_norm(h, r, l.norm2, spec.norm_eps);
-      h = h2 + (l.mlp ? (*l.mlp)(n) : moe(l, n));
+      h = h2;
+      pending = l.mlp ? (*l.mlp)(n) : moe(l, n);
     }
-    h = fast::rms_norm(h, norm, spec.norm_eps);
+    h = norm_in(norm);
     return lm_head ? (*lm_head)(h) : embed.as_linear(h);
   }
 
