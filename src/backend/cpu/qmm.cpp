@@ -179,8 +179,9 @@ void qmm(const QuantizedMatmul& p, const Arrays& in, Array& out) {
     // row's sums are its own, so the batch changes no bits).
     const int64_t R = x.size() / std::max<int64_t>(K, 1);
     if constexpr (std::is_same_v<T, float>) {
-      // One or two rows (decode): unpacked in registers, the same sums.
-      if (p.transpose() && R <= 2 && qmv_affine_applies(pk)) return qmv_affine(xv.data(), R, K, N, pk, o);
+      // Up to eight rows at a time (decode): unpacked in registers once for
+      // all of them, the same sums.
+      if (p.transpose() && qmv_affine_applies(pk)) return qmv_affine(xv.data(), R, K, N, pk, o);
     }
     product<T, A>(xv.data(), x.size() / std::max<int64_t>(K, 1), K, N, p.transpose(), q.group_size,
                   packed_loader(pk, 0), o);
