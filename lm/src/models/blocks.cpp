@@ -24,6 +24,56 @@ void Linear::collect(const std::string& prefix, NamedList& out) const {
   if (bias) out.emplace_back(prefix + ".bias", *bias);
 }
 
+std::optional<Linear> fuse_linears(const std::vector<Linear*>& parts) {
+  const Linear& a = *parts.front();
+  for (const Linear* p : parts) {
+    const bool same = p->quantized() == a.quantized() && p->bits == a.bits && p->group_size == a.group_size &&
+                      !p->reduce && p->weight.ndim() == 2 && p->weight.dtype() == a.weight.dtype() &&
+                      p->weight.shape(1) == a.weight.shape(1) && p->scales.has_value() == a.scales.has_value() &&
+                      p->biases.has_value() == a.biases.has_value() && p->bias.has_value() == a.bias.has_value() &&
+                      (!p->scales || p->scales->dtype() == a.scales->dtype()) &&
+                      (!p->bias || p->bias->dtype() == a.bias->dtype());
+    if (!same) return std::nullopt;
+  }
+  // Each member of the layers, concatenated along the rows.
+  using Member = std::optional<Array>;
+  auto joined = [&](auto get) {
+    std::vector<Array> xs;
+    for (Linear* p : parts) xs.push_back(*get(*p));
+    return concatenate(xs, 0);
+  };
+  Linear f = a;
+  f.weight = joined([](Linear& l) { return Member(l.weight); });
+  if (a.scales) f.scales = joined([](Linear& l) { return l.scales; });
+  if (a.biases) f.biases = joined([](Linear& l) { return l.biases; });
+  if (a.bias) f.bias = joined([](Linear& l) { return l.bias; });
+  std::vector<Array> all = {f.weight};
+  for (auto* m : {&f.scales, &f.biases, &f.bias})
+    if (*m) all.push_back(**m);
+  eval(all);
+  auto rows = [](const Array& x, int r0, int r1) {
+    Shape lo(x.ndim(), 0), hi = x.shape();
+    lo[0] = r0;
+    hi[0] = r1;
+    return slice(x, lo, hi);
+  };
+  int r0 = 0;
+  std::vector<Array> views;
+  for (Linear* p : parts) {
+    const int r1 = r0 + p->weight.shape(0);
+    p->weight = rows(f.weight, r0, r1);
+    views.push_back(p->weight);
+    for (auto [mine, whole] : {std::pair{&p->scales, &f.scales}, {&p->biases, &f.biases}, {&p->bias, &f.bias}})
+      if (*mine) {
+        *mine = rows(**whole, r0, r1);
+        views.push_back(**mine);
+      }
+    r0 = r1;
+  }
+  eval(views);
+  return f;
+}
+
 Array Embedding::operator()(const Array& ids) const {
   if (!table.quantized()) return take(table.weight, ids, 0);
   return dequantize(take(table.weight, ids, 0), take(*table.scales, ids, 0), take(*table.biases, ids, 0),
@@ -136,9 +186,17 @@ Array rms_norm(const Array& x, const Array& w, float eps) { return fast::rms_nor
 
 Array Attention::operator()(const AttentionSpec& spec, const Array& x, LayerCache& cache) const {
   const int B = x.shape(0), L = x.shape(1);
-  Array qs = q(x).reshape({B, L, spec.heads, spec.head_dim});
-  Array ks = k(x).reshape({B, L, spec.kv_heads, spec.head_dim});
-  Array vs = v(x).reshape({B, L, spec.kv_heads, spec.head_dim}).transpose({0, 2, 1, 3});
+  Array qy = array(0.0f), ky = qy, vy = qy;
+  if (qkv) {
+    const int nq = q.weight.shape(0), nk = k.weight.shape(0);
+    auto y = split((*qkv)(x), std::vector<int>{nq, nq + nk}, -1);
+    qy = y[0], ky = y[1], vy = y[2];
+  } else {
+    qy = q(x), ky = k(x), vy = v(x);
+  }
+  Array qs = qy.reshape({B, L, spec.heads, spec.head_dim});
+  Array ks = ky.reshape({B, L, spec.kv_heads, spec.head_dim});
+  Array vs = vy.reshape({B, L, spec.kv_heads, spec.head_dim}).transpose({0, 2, 1, 3});
   qs = qs.transpose({0, 2, 1, 3});
   ks = ks.transpose({0, 2, 1, 3});
   // RoPE, after the per-head q/k norm where the architecture has one
@@ -187,7 +245,13 @@ Array geglu_tanh(const Array& g, const Array& u) {
 }  // namespace
 
 Array Mlp::operator()(const Array& x) const {
-  Array g = gate(x), u = up(x);
+  Array g = array(0.0f), u = g;
+  if (gate_up) {
+    auto y = split((*gate_up)(x), std::vector<int>{static_cast<int>(gate.weight.shape(0))}, -1);
+    g = y[0], u = y[1];
+  } else {
+    g = gate(x), u = up(x);
+  }
   return down(gelu ? geglu_tanh(g, u) : swiglu(g, u));
 }
 

@@ -32,6 +32,15 @@ struct Linear {
   void collect(const std::string& prefix, NamedList& out) const;
 };
 
+/// Layers that read the same input as one product (docs/lm.md, "Fused
+/// projections"): the layers' weights (and scales, biases, bias)
+/// concatenated along the output features and evaluated, each layer's
+/// arrays then replaced by its rows of the concatenation (views, so the
+/// memory is not doubled). The fused layer, or nullopt (nothing changed)
+/// when the layers differ in kind (dense or quantized, bits, group size,
+/// dtypes, a bias on some only) or one sums over a group.
+std::optional<Linear> fuse_linears(const std::vector<Linear*>& parts);
+
 /// Token embeddings, dense or quantized as Linear.
 struct Embedding {
   Linear table;  // [vocab, dims]
@@ -96,6 +105,9 @@ struct AttentionSpec {
 struct Attention {
   Linear q, k, v, o;
   std::optional<Array> q_norm, k_norm;  // per-head RMS norms over head_dim
+  /// q, k and v as one product (fuse(); q, k, v then view its rows).
+  std::optional<Linear> qkv;
+  void fuse() { qkv = fuse_linears({&q, &k, &v}); }
   Array operator()(const AttentionSpec& spec, const Array& x, LayerCache& cache) const;
   void collect(const std::string& prefix, NamedList& out) const;
 };
@@ -104,6 +116,9 @@ struct Attention {
 struct Mlp {
   Linear gate, up, down;
   bool gelu = false;
+  /// gate and up as one product (fuse(); gate, up then view its rows).
+  std::optional<Linear> gate_up;
+  void fuse() { gate_up = fuse_linears({&gate, &up}); }
   Array operator()(const Array& x) const;
   void collect(const std::string& prefix, NamedList& out) const;
 };

@@ -195,6 +195,22 @@ class Decoder : public Model {
     if (lm_head) fn("lm_head", *lm_head);
   }
 
+  /// q/k/v and gate/up of every layer as one product each (docs/lm.md,
+  /// "Fused projections"); unfuse() drops the fused layers before the
+  /// separate ones change (conversion, sharding).
+  void fuse_projections() {
+    for (auto& l : layers) {
+      l.attn.fuse();
+      if (l.mlp) l.mlp->fuse();
+    }
+  }
+  void unfuse() {
+    for (auto& l : layers) {
+      l.attn.qkv.reset();
+      if (l.mlp) l.mlp->gate_up.reset();
+    }
+  }
+
   void for_each_norm(const std::function<void(Array&)>& fn) {
     fn(norm);
     for (auto& l : layers) {
@@ -323,6 +339,7 @@ void convert_model(Model& model, std::optional<DType> dtype, bool dequantize_wei
   if (auto* own = dynamic_cast<SelfConverting*>(&model))
     return own->convert(dtype, dequantize_weights, quantize_bits, group_size, device);
   auto& m = dynamic_cast<Decoder&>(model);
+  m.unfuse();
   const DType target = dtype.value_or(m.norm.dtype());
   m.for_each_linear([&](const std::string&, Linear& l) { convert(l, target, dequantize_weights); });
   m.for_each_norm([&](Array& a) {
@@ -359,6 +376,7 @@ void convert_model(Model& model, std::optional<DType> dtype, bool dequantize_wei
   });
   m.for_each_norm(place);
   eval(all);
+  m.fuse_projections();
   m.fill_info();
 }
 
@@ -392,6 +410,8 @@ void shard_model(Model& model, const distributed::Group& group) {
     auto& l = layers[i];
     auto& a = attention[i];
     const std::string p = "model.layers." + std::to_string(i) + ".";
+    l.attn.qkv.reset();  // fused again below, from the shards
+    l.mlp->gate_up.reset();
     detail::shard_rows(l.attn.q, n, r, p + "self_attn.q_proj");
     detail::shard_rows(l.attn.k, n, r, p + "self_attn.k_proj");
     detail::shard_rows(l.attn.v, n, r, p + "self_attn.v_proj");
@@ -407,6 +427,7 @@ void shard_model(Model& model, const distributed::Group& group) {
   std::vector<Array> all;
   m->for_each_linear([&](const std::string&, detail::Linear& l) { all.push_back(l.weight); });
   eval(all);
+  m->fuse_projections();
 }
 
 }  // namespace nuvec::lm
