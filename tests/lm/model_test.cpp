@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <iterator>
 
@@ -154,6 +155,38 @@ TEST(LmLoad, QuantizingOnLoadGivesMlxLmsQuantizedModel) {
   Array x = array(ids, Shape{1, static_cast<int>(ids.size())});
   EXPECT_TRUE(close_rel(floats_of((*back)(x, c2)), floats_of((*model)(x, c1)), 0));
   fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace nuvec::lm_test
+
+
+namespace nuvec::lm_test {
+namespace {
+// Fused projections (docs/lm.md): after loading, q/k/v and gate/up run as one
+// product each, yet weights() still gives every checkpoint tensor under its
+// own name with its own values (the layers keep views of the fused rows),
+// dense and quantized.
+TEST(LmFusedProjections, WeightsKeepTheCheckpointsNamesAndValues) {
+  for (const std::string name : {"llama", "llama_q4", "qwen2"}) {
+    const std::string dir = refs_path("lm_tiny/" + name);
+    auto model = lm::load_model(dir);
+    auto file = nuvec::io::load_safetensors(dir + "/model.safetensors");
+    std::map<std::string, Array> got;
+    for (auto& [n, a] : model->weights()) got.emplace(n, a);
+    int checked = 0;
+    for (auto& [n, a] : file.first) {
+      const bool proj = n.find("_proj.") != std::string::npos;
+      if (!proj) continue;
+      ASSERT_TRUE(got.count(n)) << name << ": " << n;
+      Array mine = got.at(n);
+      ASSERT_EQ(mine.shape(), a.shape()) << name << ": " << n;
+      ASSERT_EQ(mine.dtype(), a.dtype()) << name << ": " << n;
+      EXPECT_TRUE(array_equal(mine, a).item<bool>()) << name << ": " << n;
+      ++checked;
+    }
+    EXPECT_GE(checked, 7) << name;
+  }
 }
 
 }  // namespace
