@@ -27,7 +27,7 @@ if(NUVEC_CUDA AND CMAKE_CUDA_COMPILER)
   target_compile_options(nuvec_cuda PRIVATE
     $<$<COMPILE_LANGUAGE:CUDA>:--fmad=false --ftz=false --prec-div=true --prec-sqrt=true
       -diag-suppress=186 --expt-relaxed-constexpr -Xcompiler=-ffp-contract=off -O3>
-    $<$<COMPILE_LANGUAGE:CXX>:${NUVEC_KERNEL_FLAGS} ${NUVEC_WARNINGS} -O3>)
+    $<$<COMPILE_LANGUAGE:CXX>:${NUVEC_KERNEL_FLAGS} ${NUVEC_WARNINGS} ${NUVEC_OPT_CORE}>)
   # NVRTC by its file: the CUDA::nvrtc target also links the driver's stub,
   # which would make every program need libcuda.so.1, absent where there is
   # no GPU (CI); the runtime loads the driver itself when a GPU is there.
