@@ -1,5 +1,6 @@
 #include "models/blocks.h"
 
+#include <array>
 #include <cmath>
 #include <sstream>
 
@@ -200,26 +201,26 @@ Array Attention::operator()(const AttentionSpec& spec, const Array& x, LayerCach
                              spec.rope_freqs);
   };
   auto heads = [&](const Array& y, int n) { return y.reshape({B, L, n, spec.head_dim}).transpose({0, 2, 1, 3}); };
-  Array qs = array(0.0f), ks = qs, vs = qs;
-  if (qkv && !q_norm && !k_norm) {
-    // One RoPE over the q and k heads together (the rotation depends on the
-    // position and the dimension only, so each head gets the bits of its
-    // own call): one launch a layer fewer in a decode step.
+  // q, k and v with RoPE applied to q and k: from the fused product where
+  // there is one; there, without per-head norms, one RoPE over the q and k
+  // heads together (the rotation depends on the position and the dimension
+  // only, so each head gets the bits of its own call): one launch a layer
+  // fewer in a decode step.
+  auto project = [&]() -> std::array<Array, 3> {
+    if (!qkv) return {rope(heads(q(x), spec.heads), q_norm), rope(heads(k(x), spec.kv_heads), k_norm),
+                      heads(v(x), spec.kv_heads)};
     const int nq = q.weight.shape(0), nk = k.weight.shape(0);
-    auto y = split((*qkv)(x), std::vector<int>{nq + nk}, -1);
-    auto qk = split(rope(heads(y[0], spec.heads + spec.kv_heads), std::nullopt), std::vector<int>{spec.heads}, 1);
-    qs = qk[0], ks = qk[1], vs = heads(y[1], spec.kv_heads);
-  } else {
-    Array qy = qs, ky = qs, vy = qs;
-    if (qkv) {
-      const int nq = q.weight.shape(0), nk = k.weight.shape(0);
-      auto y = split((*qkv)(x), std::vector<int>{nq, nq + nk}, -1);
-      qy = y[0], ky = y[1], vy = y[2];
-    } else {
-      qy = q(x), ky = k(x), vy = v(x);
+    Array y = (*qkv)(x);
+    if (!q_norm && !k_norm) {
+      auto p = split(y, std::vector<int>{nq + nk}, -1);
+      auto qk = split(rope(heads(p[0], spec.heads + spec.kv_heads), std::nullopt), std::vector<int>{spec.heads}, 1);
+      return {qk[0], qk[1], heads(p[1], spec.kv_heads)};
     }
-    qs = rope(heads(qy, spec.heads), q_norm), ks = rope(heads(ky, spec.kv_heads), k_norm), vs = heads(vy, spec.kv_heads);
-  }
+    auto p = split(y, std::vector<int>{nq, nq + nk}, -1);
+    return {rope(heads(p[0], spec.heads), q_norm), rope(heads(p[1], spec.kv_heads), k_norm),
+            heads(p[2], spec.kv_heads)};
+  };
+  auto [qs, ks, vs] = project();
   Array out = cache.attend(qs, ks, vs, spec.scale);
   return o(out.transpose({0, 2, 1, 3}).reshape({B, L, spec.heads * spec.head_dim}));
 }
