@@ -3,7 +3,7 @@
 # apt-get line otherwise. Safe to run repeatedly.
 set -euo pipefail
 packages=(cmake ninja-build g++ ccache libopenblas-dev libgtest-dev libbenchmark-dev fortunes
-  nlohmann-json3-dev libpcre2-dev libicu-dev libopenmpi-dev openmpi-bin)
+  nlohmann-json3-dev libpcre2-dev libicu-dev libopenmpi-dev openmpi-bin libjemalloc-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

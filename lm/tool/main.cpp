@@ -1,4 +1,6 @@
 // nuvec-lm: generate, chat, convert and bench (docs/lm.md, "The tool").
+#include <dlfcn.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -254,6 +256,8 @@ int cmd_bench(const Args& a) {
   std::printf("model %s: %d layers, hidden %d, %zu parameters, %.1f MB of weights, %s\n", info.model_type.c_str(),
               info.num_layers, info.hidden_size, info.num_parameters, static_cast<double>(info.weight_bytes) / 1e6,
               default_device() == Device::gpu ? "gpu" : "cpu");
+  // The allocator matters for host-bound steps (CMakeLists.txt, NUVEC_JEMALLOC).
+  std::printf("malloc: %s\n", dlsym(RTLD_DEFAULT, "mallctl") ? "jemalloc" : "the C library's");
   const double bw = read_bandwidth();
   std::printf("read bandwidth (same run): %.1f GB/s; the decode floor reads %.1f MB per token: %.0f tokens/s\n",
               bw / 1e9, static_cast<double>(info.weight_bytes) / 1e6, bw / static_cast<double>(info.weight_bytes));
