@@ -55,6 +55,7 @@ Array row_contiguous(const Array& x, void* stream, Stream s) {
   d->row_contiguous = true;
   d->data = allocate(static_cast<size_t>(x.size()) * x.itemsize(), s);
   Array dense(std::move(d));
+  flush_launches(cs);  // after the launches held before it (launch.cuh)
   data::copy_into(x, dense, cs);
   return dense;
 }

@@ -55,6 +55,7 @@
 
 #include "backend/cuda/elementwise.cuh"
 #include "backend/cuda/fast_attention.cuh"
+#include "backend/cuda/launch.cuh"
 
 namespace nuvec::cuda::fastk {
 
@@ -528,16 +529,13 @@ void launch_vector(const AttentionArgs& a, void* scratch, cudaStream_t s) {
     using T = decltype(tag);
     with_dim(a.D, [&](auto dim) {
       constexpr int D = decltype(dim)::value;
-      if (nr == 1)
-        vec_chunk_kernel<T, D, 1><<<grid, kThreads, 0, s>>>(j, part_o, part_ml);
-      else if (nr == 2)
-        vec_chunk_kernel<T, D, 2><<<grid, kThreads, 0, s>>>(j, part_o, part_ml);
-      else
-        vec_chunk_kernel<T, D, 4><<<grid, kThreads, 0, s>>>(j, part_o, part_ml);
-      ew::check_launch("Attention (vector)");
-      vec_combine_kernel<T, D>
-          <<<unsigned(g.combine_blocks), kThreads, 0, s>>>(j, part_o, part_ml);
-      ew::check_launch("Attention (combine)");
+      // Both held (launch.cuh): the step's other kernels go with them.
+      auto chunk = nr == 1   ? vec_chunk_kernel<T, D, 1>
+                   : nr == 2 ? vec_chunk_kernel<T, D, 2>
+                             : vec_chunk_kernel<T, D, 4>;
+      hold_launch(chunk, grid, kThreads, 0, s, "Attention (vector)", j, part_o, part_ml);
+      hold_launch(vec_combine_kernel<T, D>, unsigned(g.combine_blocks), kThreads, 0, s, "Attention (combine)", j,
+                  part_o, part_ml);
     });
   });
 }
@@ -571,6 +569,10 @@ void attention(const AttentionArgs& a, void* scratch, void* stream) {
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   const int64_t n = int64_t(a.B) * a.Hq * a.Lq * a.Dv;
   if (n == 0) return;
+  // Only the vector kernels are held (launch.cuh): anything else is
+  // enqueued after what the stream holds.
+  const bool vector = a.Lk != 0 && std::strcmp(attention_kernel(a), "gpu_vector") == 0;
+  if (!vector) flush_launches(s);
   if (a.Lk == 0) {  // softmax over no key: the composite's empty product
     const cudaError_t e = cudaMemsetAsync(a.out, 0, size_t(n) * a.t.size(), s);
     if (e != cudaSuccess)

@@ -314,14 +314,14 @@ void rope(DType t, const void* x, void* out, const int32_t* offsets, int n_off,
         const size_t smem = size_t(tt.tp) * half * sizeof(float2) +
                             size_t(half) * sizeof(float);
         const int64_t total = tt.groups * tt.tiles * tt.slices;
-        kt<<<grid_of(std::min<int64_t>(total, 65536)), kRopeBlock, smem, s>>>(
-            px, po, a, tt, tpr);
+        hold_launch(kt, grid_of(std::min<int64_t>(total, 65536)), kRopeBlock, smem, s, "RoPE", px, po, a, tt,
+                    tpr);
       } else {
         const bool table = half <= 8192;  // 32 KiB of shared memory at most
         const size_t smem = table ? size_t(half) * sizeof(float) : 0;
         const unsigned grid = grid_of(std::min<int64_t>(
             (rows + kRopeBlock / tpr - 1) / (kRopeBlock / tpr), 8192));
-        kr<<<grid, kRopeBlock, smem, s>>>(px, po, a, tpr, table);
+        hold_launch(kr, grid, kRopeBlock, smem, s, "RoPE", px, po, a, tpr, table);
       }
     };
     if (traditional) {

@@ -220,8 +220,8 @@ void launch_rms(DType t, const void* x, const void* res, const void* w, void* h,
                            eps};
     launch_rows<T, 4>(op, rows, n, vec_ok<T>(n, {x, res, w, h, out}), s,
                       [&](auto v) {
-                        rms_stream<T, ADD, decltype(v)::value>
-                            <<<grid_of(rows), kST, 0, s>>>(op, rows, n);
+                        hold_launch(rms_stream<T, ADD, decltype(v)::value>, grid_of(rows), kST, 0, s,
+                                    ADD ? "AddRMSNorm" : "RMSNorm", op, rows, n);
                       });
   });
   ew::check_launch(ADD ? "AddRMSNorm" : "RMSNorm");
@@ -260,8 +260,8 @@ void layer_norm(DType t, const void* x, const void* w, const void* b, void* out,
                         eps};
     launch_rows<T, 4>(op, rows, n, vec_ok<T>(n, {x, w, b, out}), s,
                       [&](auto v) {
-                        layer_stream<T, decltype(v)::value>
-                            <<<grid_of(rows), kST, 0, s>>>(op, rows, n);
+                        hold_launch(layer_stream<T, decltype(v)::value>, grid_of(rows), kST, 0, s,
+                                    "LayerNorm", op, rows, n);
                       });
   });
   ew::check_launch("LayerNorm");

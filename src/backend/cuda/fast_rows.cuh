@@ -64,6 +64,7 @@
 
 #include "backend/cuda/elementwise.cuh"
 #include "backend/cuda/fast_kernels.h"
+#include "backend/cuda/launch.cuh"
 #include "nuvec/kernels/functors.h"
 
 namespace nuvec::cuda::fastk {
@@ -764,7 +765,7 @@ void launch_rows(const Op& op, int64_t rows, int n, bool vec, cudaStream_t s,
       if (per_sm == 0 && smem > 0) return;
       const int64_t resident = int64_t(per_sm) * sm_count();
       if (resident > 0) grid = std::min(grid, resident);
-      kernel<<<grid_of(grid), C::BLOCK, smem, s>>>(op, rows, n);
+      hold_launch(kernel, grid_of(grid), C::BLOCK, smem, s, "a row kernel", op, rows, n);
       launched = true;
     });
     if (!launched) stream(v);

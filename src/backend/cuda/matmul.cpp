@@ -17,6 +17,7 @@
 #include "backend/cuda/blas.h"
 #include "backend/cuda/cuda.h"
 #include "backend/cuda/matmul_rows.h"
+#include "backend/cuda/module.h"
 #include "core/strided.h"
 #include "nuvec/ops/quantized.h"
 
@@ -163,6 +164,7 @@ bool few_rows(const Array& a0, const Array& b0, Array& out, void* stream, Stream
   if (!batch(b0)) return false;
   Array b = b0;
   if (!rows::b_layout_ok(b.strides()[nd - 2], b.strides()[nd - 1], k, n)) {
+    flush_launches(static_cast<cudaStream_t>(stream));
     b = blas::dense(b0, stream, st);
     batch(b);  // dense: merges at least as well
   }
@@ -184,14 +186,17 @@ void launch_matmul(const Array& a0, const Array& b0, Array& out, void* stream, S
   int nd = a0.ndim();
   int k = a0.shape()[nd - 1];
   if (out.size() == 0) return;
+  DType d = out.dtype();
+  // The few-row kernel may be held with the launches before it (launch.cuh);
+  // everything below is enqueued after what the stream holds.
+  if (k > 0 && a0.shape()[nd - 2] <= ROW_INDEPENDENT_ROWS && rows::supports(d) && few_rows(a0, b0, out, stream, st))
+    return;
+  flush_launches(s);
   if (k == 0) {
     if (cudaMemsetAsync(out.desc()->data->ptr, 0, out.nbytes(), s) != cudaSuccess)
       (Error(ErrorKind::backend, "cudaMemsetAsync failed")).raise();
     return;
   }
-  DType d = out.dtype();
-  if (a0.shape()[nd - 2] <= ROW_INDEPENDENT_ROWS && rows::supports(d) && few_rows(a0, b0, out, stream, st))
-    return;
   blas::Types ty = blas::types_of(d);
   blas::Operands o = blas::operands(a0, b0, stream, st, false);
   int m = o.m, n = o.n;

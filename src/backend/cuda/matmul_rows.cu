@@ -34,6 +34,7 @@
 #include <string>
 #include <type_traits>
 
+#include "backend/cuda/launch.cuh"
 #include "backend/cuda/matmul_rows.h"
 #include "backend/cuda/quantized.cuh"
 
@@ -440,7 +441,7 @@ void launch_t(const RowsArgs& p, bool vec, cudaStream_t s) {
   const int64_t groups = (p.n + NC - 1) / NC;
   const int64_t blocks = (groups * p.items + kTWarps - 1) / kTWarps;
   if (blocks > 0x7FFFFFFF) too_large(blocks);
-  kernel<<<unsigned(blocks), kTWarps * 32, bytes, s>>>(p, groups, vec);
+  hold_launch(kernel, unsigned(blocks), kTWarps * 32, bytes, s, "Matmul (few rows)", p, groups, vec);
 }
 
 template <class T>
@@ -483,6 +484,7 @@ void launch_n(const RowsArgs& p, int C, bool bvec, cudaStream_t s) {
   check(allowed);
   const int64_t tiles = (p.n + COLS - 1) / COLS, blocks = p.items * tiles * C;
   if (blocks > 0x7FFFFFFF) too_large(blocks);
+  flush_launches(s);  // a cluster launch: not held (launch.cuh)
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(unsigned(blocks));
   cfg.blockDim = dim3(kNThreads);

@@ -281,7 +281,8 @@ size_t batch_limit() {
 }
 
 // A kernel's parameters: (offset, size) each, from the driver.
-Layout layout_of(CUfunction f) {
+// (The map's entries stay where they are until their module goes.)
+const Layout& layout_of(CUfunction f) {
   Layouts& ls = layouts();
   std::lock_guard<std::mutex> lock(ls.mu);
   auto it = ls.map.find(f);
@@ -391,17 +392,15 @@ void launch_module_kernel(const void* fn, dim3 grid, dim3 block, void** args, si
   launch_now(node_params(fn, grid, block, args, shared), reinterpret_cast<CUstream>(s), what);
 }
 
-void defer_module_kernel(const void* fn, dim3 grid, dim3 block, void** args, size_t shared, cudaStream_t s,
-                         const char* what) {
-  if (!driver().launch || batch_limit() == 0 || !graph_launch_wanted(grid)) {
-    launch_module_kernel(fn, grid, block, args, shared, s, what);
-    return;
-  }
-  bind_context();
+namespace {
+
+// Holds the launch of driver function `fn` on `s` (its parameters copied by
+// their layout); launches what `s` holds once batch_limit() are.
+void hold(const void* fn, dim3 grid, dim3 block, void** args, size_t shared, cudaStream_t s, const char* what) {
   Held h;
   h.p = node_params(fn, grid, block, nullptr, shared);
   h.what = what;
-  const Layout layout = layout_of(h.p.func);
+  const Layout& layout = layout_of(h.p.func);
   size_t bytes = 0;
   for (const auto& [offset, size] : layout) bytes = std::max(bytes, offset + size);
   h.bytes.resize(bytes);
@@ -417,6 +416,64 @@ void defer_module_kernel(const void* fn, dim3 grid, dim3 block, void** args, siz
   b.count.fetch_add(1, std::memory_order_acq_rel);
   if (held.size() >= batch_limit()) flush_locked(b, reinterpret_cast<CUstream>(s));
 }
+
+// The driver's function of a kernel of the library's own code (null where
+// it cannot be had: then the runtime launches it), looked up once.
+CUfunction static_function(const void* host_fn) {
+  static std::mutex mu;
+  static auto* known = new std::unordered_map<const void*, CUfunction>;  // never destroyed (as graphs())
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = known->find(host_fn);
+  if (it != known->end()) return it->second;
+  cudaFunction_t f = nullptr;
+  if (cudaGetFuncBySymbol(&f, host_fn) != cudaSuccess) {
+    cudaGetLastError();
+    f = nullptr;
+  }
+  return known->emplace(host_fn, reinterpret_cast<CUfunction>(f)).first->second;
+}
+
+thread_local bool holding_allowed = false;  // HoldingScope
+
+// Whether launches may be held at all (the driver's entry points, a batch
+// limit, graphs not turned off).
+bool holding() {
+  static const bool on = [] {
+    const char* e = std::getenv("NUVEC_GPU_GRAPHS");
+    return driver().launch && driver().graph_create && batch_limit() > 0 && !(e && std::atoi(e) == 0);
+  }();
+  return on;
+}
+
+}  // namespace
+
+void defer_module_kernel(const void* fn, dim3 grid, dim3 block, void** args, size_t shared, cudaStream_t s,
+                         const char* what) {
+  if (!driver().launch || batch_limit() == 0 || !graph_launch_wanted(grid)) {
+    launch_module_kernel(fn, grid, block, args, shared, s, what);
+    return;
+  }
+  bind_context();
+  hold(fn, grid, block, args, shared, s, what);
+}
+
+void defer_kernel(const void* host_fn, dim3 grid, dim3 block, void** args, size_t shared, cudaStream_t s,
+                  const char* what) {
+  CUfunction f = nullptr;
+  if (holding_allowed && holding()) {
+    bind_context();
+    f = static_function(host_fn);
+  }
+  if (!f) {
+    flush_launches(s);
+    check(cudaLaunchKernel(host_fn, grid, block, args, shared, s), what);
+    return;
+  }
+  hold(reinterpret_cast<const void*>(f), grid, block, args, shared, s, what);
+}
+
+HoldingScope::HoldingScope(bool allow) : before_(holding_allowed) { holding_allowed = allow; }
+HoldingScope::~HoldingScope() { holding_allowed = before_; }
 
 void flush_launches(cudaStream_t s) {
   Batches& b = batches();

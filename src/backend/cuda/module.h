@@ -43,6 +43,32 @@ void launch_module_kernel(const void* fn, dim3 grid, dim3 block, void** args, si
 void defer_module_kernel(const void* fn, dim3 grid, dim3 block, void** args, size_t shared, cudaStream_t s,
                          const char* what);
 
+/// As defer_module_kernel, for a `__global__` function of the library's own
+/// .cu files (`host_fn`: its host stub, as given to cudaLaunchKernel), at
+/// any grid size: held back on `s` with the launches around it and
+/// launched with them as one chain graph (the driver's function from
+/// cudaGetFuncBySymbol), or launched at once with cudaLaunchKernel where
+/// holding is off (NUVEC_GPU_BATCH, NUVEC_GPU_GRAPHS=0) or not offered.
+/// Holds only inside a HoldingScope that allows it (runtime.cpp's eval, for
+/// the primitives whose launchers enqueue nothing else on `s` without
+/// flush_launches first); elsewhere (a launcher reused by another
+/// primitive) it flushes and launches at once. launch.cuh's hold_launch is
+/// the typed form.
+void defer_kernel(const void* host_fn, dim3 grid, dim3 block, void** args, size_t shared, cudaStream_t s,
+                  const char* what);
+
+/// Whether defer_kernel may hold on this thread while the scope lives.
+class HoldingScope {
+ public:
+  explicit HoldingScope(bool allow);
+  ~HoldingScope();
+  HoldingScope(const HoldingScope&) = delete;
+  HoldingScope& operator=(const HoldingScope&) = delete;
+
+ private:
+  bool before_;
+};
+
 /// Launches what defer_module_kernel held back on `s` (cheap when nothing
 /// is). Work enqueued on `s` by any other call must come after this.
 void flush_launches(cudaStream_t s);

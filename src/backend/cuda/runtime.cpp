@@ -330,6 +330,24 @@ Array device_array(const Array& a, void* stream, Stream s) {
   return on_device(a, static_cast<cudaStream_t>(stream), s);
 }
 
+// The primitives of runtime.cpp's comment in eval (their launchers: fused.cpp,
+// matmul.cpp / matmul_rows.cu, fast_rows.cu, fast_rope.cu, fast_attention.cu,
+// scatter.cu).
+bool keeps_held_launches(PrimitiveId id) {
+  switch (id) {
+    case PrimitiveId::Fused:
+    case PrimitiveId::Matmul:
+    case PrimitiveId::RMSNorm:
+    case PrimitiveId::AddRMSNorm:
+    case PrimitiveId::RoPE:
+    case PrimitiveId::Attention:
+    case PrimitiveId::Scatter:
+      return true;
+    default:
+      return false;
+  }
+}
+
 bool host_scalar(const Array& a) {
   const auto& d = a.desc();
   if (!d->data || d->data->device != Device::cpu || a.size() == 0) return false;
@@ -445,9 +463,14 @@ void eval(const Primitive& p, const std::vector<Array>& raw_in, std::vector<Arra
   Timeline& tl = timeline(s);
   cudaStream_t cs = tl.stream;
   PrimitiveId id = p.id();
-  // Only generated kernels are held back (defer_module_kernel): the work of
-  // any other primitive is enqueued after what the stream holds.
-  if (id != PrimitiveId::Fused) flush_launches(cs);
+  // Kernels held back (defer_module_kernel, launch.cuh) go out with the
+  // launches after them as one CUDA graph. The primitives whose launchers
+  // hold their kernels on the decode path, and flush before enqueueing
+  // anything else, keep what the stream holds; the work of any other
+  // primitive is enqueued after it.
+  const bool keep = keeps_held_launches(id);
+  if (!keep) flush_launches(cs);
+  const HoldingScope holding(keep);
   // A host operand of a binary op that holds one value (a weak scalar, a
   // 0-d constant) travels to the kernel by value, not as an upload.
   const bool binary = primitive_kind(id) == PrimitiveKind::binary;

@@ -16,6 +16,7 @@
 
 #include "backend/cuda/data.h"
 #include "backend/cuda/elementwise.cuh"
+#include "backend/cuda/launch.cuh"
 #include "nuvec/kernels/binary.h"
 
 namespace nuvec::cuda::data {
@@ -190,7 +191,12 @@ void check(cudaError_t e, const char* what) {
 
 void scatter(const Scatter& p, const Array& x, const Array& host_or_device_positions,
              const Array& updates, Array& out, cudaStream_t s, Stream st) {
-  if (out.desc()->data != x.desc()->data) copy_into(x, out, s);  // else donated
+  // Only the block write is held (launch.cuh); everything else is enqueued
+  // after what the stream holds.
+  if (out.desc()->data != x.desc()->data) {  // else donated
+    flush_launches(s);
+    copy_into(x, out, s);
+  }
   const int64_t u = host_or_device_positions.size();
   const int64_t n = x.size();
   if (u == 0 || n == 0) return;  // (the rule refuses updates of an empty array)
@@ -213,14 +219,14 @@ void scatter(const Scatter& p, const Array& x, const Array& host_or_device_posit
       Layout l = ew::layout_of({&host_or_device_positions, &updates}, host_or_device_positions.shape());
       by_word("GPU scatter", out.itemsize(), [&](auto w) {
         using W = decltype(w);
-        block_set_kernel<W><<<grid_for(u), kThreads, 0, s>>>(
-            static_cast<const W*>(updates.desc()->data->ptr),
-            static_cast<W*>(out.desc()->data->ptr) + out.desc()->offset, u, m, l);
+        hold_launch(block_set_kernel<W>, grid_for(u), kThreads, 0, s, "Scatter (block)",
+                    static_cast<const W*>(updates.desc()->data->ptr),
+                    static_cast<W*>(out.desc()->data->ptr) + out.desc()->offset, u, m, l);
       });
-      ew::check_launch("Scatter (block)");
       return;
     }
   }
+  flush_launches(s);
   // Host positions that are not a block but distinct (a paged cache's
   // slots): uploaded, written without the sort.
   bool distinct = false;
