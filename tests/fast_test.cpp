@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "fast/composite.h"
 #include "support/cpu_default.h"
 
 using namespace nuvec;
@@ -398,6 +399,15 @@ TEST(Fast, EdgeValues) {
                 .eval()
                 .shape(),
             (Shape{0, 2, 3, 16}));
+  // No key at all: zeros from the kernel and from the composite (which the
+  // GPU runs for head sizes without a kernel).
+  Array k0 = ops::zeros({1, 1, 0, 8}), qz = rnd({1, 1, 2, 8}, float32, 93);
+  Array none = fast::scaled_dot_product_attention(qz, k0, k0, 1.0f);
+  Array none_composite = fast::composite::attention(qz, k0, k0, std::nullopt, std::nullopt, 1.0f, false, {});
+  for (const Array& z : {none, none_composite}) {
+    ASSERT_EQ(z.shape(), (Shape{1, 1, 2, 8}));
+    EXPECT_TRUE(ops::array_equal(z, ops::zeros({1, 1, 2, 8})).item<bool>());
+  }
   // A bool mask that hides every key of a row averages the values (as MLX's
   // composite, whose hidden scores are the dtype's lowest value).
   Array q = rnd({1, 1, 2, 8}, float32, 90), k = rnd({1, 1, 3, 8}, float32, 91),

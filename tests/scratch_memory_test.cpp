@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 #include <nuvec/nuvec.h>
 
+#include "support/cpu_default.h"
+
 using namespace nuvec;
 
 namespace {
@@ -34,6 +36,9 @@ class ScratchMemory : public ::testing::Test {
     }
   }
 
+  // The CPU kernels' scratch, whatever the default device (the GPU's
+  // kernels take none of it).
+  nuvec::testing::CpuDefault cpu_;
   size_t old_limit_ = 0;
 };
 

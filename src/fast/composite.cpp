@@ -131,6 +131,12 @@ Array attention(const Array& q_in, const Array& k_in, const Array& v_in,
                 const std::optional<Array>& mask_in, const std::optional<Array>& sinks_in,
                 float scale, bool causal, const StreamOrDevice& s) {
   const int hq = q_in.shape(1), hkv = k_in.shape(1), rep = hq / hkv;
+  // No key and no sink: the softmax has nothing to normalize; the output is
+  // the empty sum's zeros, as the kernels write (a paged sequence of length
+  // 0 on a GPU without a kernel for its head size reached this).
+  if (k_in.shape(-2) == 0 && !sinks_in)
+    return ops::zeros({q_in.shape(0), hq, q_in.shape(2), v_in.shape(3)},
+                      promote_types(promote_types(q_in.dtype(), k_in.dtype()), v_in.dtype()), s);
   Array q = ops::multiply(q_in, nuvec::array(scale, q_in.dtype()), s);
   Array k = k_in, v = v_in;
   if (rep > 1) {

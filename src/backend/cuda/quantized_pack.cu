@@ -80,17 +80,22 @@ __global__ void quantize_affine(const T* w, u32* wq, T* scales, T* biases, int64
     wmin = v < wmin ? v : wmin;
   }
   const C n_bins = C((1 << bits) - 1);
-  const bool mask = (wmin < C(0) ? -wmin : wmin) > (wmax < C(0) ? -wmax : wmax);
   C scale = (wmax - wmin) / n_bins;
   const C eps = C(1e-7f);
   scale = scale < eps ? eps : scale;
-  scale = mask ? scale : -scale;
-  const C edge = mask ? wmin : wmax;
-  const C q0 = rint_of(edge / scale);
-  C bias = 0;
-  if (q0 != C(0)) {
-    scale = edge / q0;
-    bias = edge;
+  C bias = wmin;
+  if (bits > 1) {
+    // As MLX (and the CPU): the grid moves so that the edge of larger
+    // magnitude is exact; 1 bit keeps the minimum and the step.
+    const bool mask = (wmin < C(0) ? -wmin : wmin) > (wmax < C(0) ? -wmax : wmax);
+    scale = mask ? scale : -scale;
+    const C edge = mask ? wmin : wmax;
+    const C q0 = rint_of(edge / scale);
+    bias = 0;
+    if (q0 != C(0)) {
+      scale = edge / q0;
+      bias = edge;
+    }
   }
   BitWriter out{wq + g * group * bits / 32};
   for (int i = 0; i < group; ++i) {
@@ -126,8 +131,12 @@ __global__ void quantize_float(const T* w, u32* wq, u8* scales, int64_t groups, 
   } else {
     const C maxval = mode == QuantMode::mxfp8 ? C(448) : C(6);
     const C s = round_to<T>(amax / maxval);
+    // The smallest power of two that keeps the group's largest value in
+    // range, as the CPU and MLX: ceil of log2(s) rounded to T (log2 taken
+    // in double and rounded, the correctly rounded value the C library's
+    // log2f gives the CPU).
     int e = 0;
-    if (s != C(0)) e = int(rint_of(C(kn::Log2{}(T(s)))));
+    if (s != C(0)) e = int(ceil(double(round_to<T>(C(log2(double(s)))))));
     div = round_to<T>(pow2<C>(e));
     scales[g] = static_cast<u8>(e + 127);
   }
