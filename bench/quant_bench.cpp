@@ -1,5 +1,5 @@
 // The quantized products on the CPU (the quantization issue's CPU targets):
-// the 4-bit group-64 decode product [1, 4096] x [14336, 4096]^T in GB/s over
+// the 4- and 8-bit group-64 decode products [1, 4096] x [14336, 4096]^T in GB/s over
 // the packed bytes it reads (weights, scales, biases) beside a streaming read
 // of the same number of bytes in the same run (two threads summing 64-bit
 // words), and a
@@ -36,22 +36,26 @@ double packed_bytes(const std::vector<Array>& q) {
 int main() {
   random::seed(0);
   Array w = random::normal({14336, 4096}, float32, 0.0f, 0.02f, std::nullopt, C);
-  auto q = ops::quantize(w, 64, 4, "affine", std::nullopt, C);
-  eval(q);
-  const double bytes = packed_bytes(q);
-  // The streaming read of the same bytes by two threads (a fixed-order
-  // float sum, the earlier baseline, is compute-bound at a few GB/s).
-  const double read_gbs = bench::stream_read_gbs(bytes, 2);
   std::printf("| %-44s | %9s | %8s | %8s | %7s |\n", "CPU quantized product", "us", "GB/s", "read GB/s", "of read");
   std::printf("|----------------------------------------------|-----------|----------|----------|---------|\n");
-  for (int rows : {1, 8}) {
-    Array x = random::normal({rows, 4096}, float32, 0.0f, 1.0f, std::nullopt, C);
-    x.eval();
-    double ms = ms_of([&] { return ops::quantized_matmul(x, q[0], q[1], q[2], true, 64, 4, "affine", C); });
-    double gbs = bytes / (ms * 1e6);
-    std::printf("| %-44s | %9.1f | %8.2f | %8.2f | %6.1f%% |\n",
-                ("decode [" + std::to_string(rows) + ", 4096] x 4-bit [14336, 4096]^T").c_str(), ms * 1e3, gbs,
-                read_gbs, 100.0 * gbs / read_gbs);
+  for (int bits : {4, 8}) {
+    auto q = ops::quantize(w, 64, bits, "affine", std::nullopt, C);
+    eval(q);
+    const double bytes = packed_bytes(q);
+    // The streaming read of the same bytes by two threads (a fixed-order
+    // float sum, the earlier baseline, is compute-bound at a few GB/s).
+    const double read_gbs = bench::stream_read_gbs(bytes, 2);
+    for (int rows : {1, 8}) {
+      if (bits == 8 && rows > 1) continue;
+      Array x = random::normal({rows, 4096}, float32, 0.0f, 1.0f, std::nullopt, C);
+      x.eval();
+      double ms = ms_of([&] { return ops::quantized_matmul(x, q[0], q[1], q[2], true, 64, bits, "affine", C); });
+      double gbs = bytes / (ms * 1e6);
+      std::printf("| %-44s | %9.1f | %8.2f | %8.2f | %6.1f%% |\n",
+                  ("decode [" + std::to_string(rows) + ", 4096] x " + std::to_string(bits) + "-bit [14336, 4096]^T")
+                      .c_str(),
+                  ms * 1e3, gbs, read_gbs, 100.0 * gbs / read_gbs);
+    }
   }
   Array wq = ops::slice(w, {0, 0}, {4096, 4096});
   auto q2 = ops::quantize(wq, 64, 4, "affine", std::nullopt, C);
