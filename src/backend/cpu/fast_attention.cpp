@@ -160,7 +160,10 @@ void attention(const Attention& p, const Arrays& in, Array& out) {
             const A alpha = m == -std::numeric_limits<A>::infinity() ? A(0)
                                                                       : kernels::Exp{}(m - mn);
             l *= alpha;
-            for (int64_t d = 0; d < Dv; ++d) o[d] *= alpha;
+            // (restrict: the scratch rows do not overlap, so these loops
+            // vectorize; each element's operations are the same.)
+            A* __restrict orow_acc = o.data();
+            for (int64_t d = 0; d < Dv; ++d) orow_acc[d] *= alpha;
             // The exponentials first (a loop that vectorizes), then the sums
             // in key order.
             const bool none = mn == -std::numeric_limits<A>::infinity();
@@ -168,8 +171,8 @@ void attention(const Attention& p, const Arrays& in, Array& out) {
             for (int64_t j = 0; j < nj; ++j) {
               const A pj = none ? A(0) : pr[j];
               l += pj;
-              const A* vr = vf.data() + (j0 + j) * Dv;
-              for (int64_t d = 0; d < Dv; ++d) o[d] += pj * vr[d];
+              const A* __restrict vr = vf.data() + (j0 + j) * Dv;
+              for (int64_t d = 0; d < Dv; ++d) orow_acc[d] += pj * vr[d];
             }
             m = mn;
           }
@@ -251,14 +254,19 @@ void attention_grad(const AttentionGrad& p, const Arrays& in, Arrays& out) {
           for (int64_t j = 0; j < visible; ++j) {
             const A pj = pr[j] * inv;
             const A ds = pj * (dv_dot[j] - di) * scale;
-            const A* kr = kf.data() + j * D;
-            A* dkr = dkf.data() + j * D;
+            // (restrict: distinct scratch rows, so the loops vectorize with
+            // each element's operations unchanged.)
+            const A* __restrict kr = kf.data() + j * D;
+            const A* __restrict qr = qf.data();
+            const A* __restrict dor = dof.data();
+            A* __restrict dqa = dqf.data();
+            A* __restrict dkr = dkf.data() + j * D;
             for (int64_t d = 0; d < D; ++d) {
-              dqf[d] += ds * kr[d];
-              dkr[d] += ds * qf[d];
+              dqa[d] += ds * kr[d];
+              dkr[d] += ds * qr[d];
             }
-            A* dvr = dvf.data() + j * Dv;
-            for (int64_t d = 0; d < Dv; ++d) dvr[d] += pj * dof[d];
+            A* __restrict dvr = dvf.data() + j * Dv;
+            for (int64_t d = 0; d < Dv; ++d) dvr[d] += pj * dor[d];
           }
           T* dqr = dq + ((b * Hq + h) * Lq + i) * D;
           for (int64_t d = 0; d < D; ++d) dqr[d] = kernels::Cast<T>{}(dqf[d]);
