@@ -167,7 +167,9 @@ void attention(const Attention& p, const Arrays& in, Array& out) {
             // The exponentials first (a loop that vectorizes), then the sums
             // in key order.
             const bool none = mn == -std::numeric_limits<A>::infinity();
-            for (int64_t j = 0; j < nj; ++j) pr[j] = kernels::Exp{}(sc[j] - mn);
+            A* __restrict prp = pr.data();
+            const A* __restrict scp = sc.data();
+            for (int64_t j = 0; j < nj; ++j) prp[j] = kernels::Exp{}(scp[j] - mn);
             for (int64_t j = 0; j < nj; ++j) {
               const A pj = none ? A(0) : pr[j];
               l += pj;
