@@ -571,7 +571,8 @@ void attention(const AttentionArgs& a, void* scratch, void* stream) {
   if (n == 0) return;
   // Only the vector kernels are held (launch.cuh): anything else is
   // enqueued after what the stream holds.
-  const bool vector = a.Lk != 0 && std::strcmp(attention_kernel(a), "gpu_vector") == 0;
+  const char* k = a.Lk != 0 ? attention_kernel(a) : "";
+  const bool vector = std::strcmp(k, "gpu_vector") == 0;
   if (!vector) flush_launches(s);
   if (a.Lk == 0) {  // softmax over no key: the composite's empty product
     const cudaError_t e = cudaMemsetAsync(a.out, 0, size_t(n) * a.t.size(), s);
@@ -582,8 +583,7 @@ void attention(const AttentionArgs& a, void* scratch, void* stream) {
           .raise();
     return;
   }
-  const char* k = attention_kernel(a);
-  if (std::strcmp(k, "gpu_vector") == 0)
+  if (vector)
     launch_vector(a, scratch, s);
   else if (std::strcmp(k, "gpu_tiled") == 0)
     launch_tiled(a, s);

@@ -188,14 +188,20 @@ void forget_graphs(const std::vector<const void*>& functions) {
   }
 }
 
-// Which launches go through graphs: grids of at most 256 blocks by default
-// (calls on small arrays, whose time is the host's); NUVEC_GPU_GRAPHS=0
-// none, =1 every launch (read once, for tuning).
-bool graph_launch_wanted(dim3 grid) {
+// NUVEC_GPU_GRAPHS (read once, for tuning): 0 no graphs at all (nothing
+// held either), 1 every launch, unset the default below.
+int graphs_mode() {
   static const int mode = [] {
     const char* e = std::getenv("NUVEC_GPU_GRAPHS");
     return e ? std::atoi(e) : -1;
   }();
+  return mode;
+}
+
+// Which launches go through graphs: grids of at most 256 blocks by default
+// (calls on small arrays, whose time is the host's).
+bool graph_launch_wanted(dim3 grid) {
+  const int mode = graphs_mode();
   if (mode == 0 || !driver().graph_create) return false;
   return mode == 1 || static_cast<unsigned long long>(grid.x) * grid.y * grid.z <= 256;
 }
@@ -438,10 +444,7 @@ thread_local bool holding_allowed = false;  // HoldingScope
 // Whether launches may be held at all (the driver's entry points, a batch
 // limit, graphs not turned off).
 bool holding() {
-  static const bool on = [] {
-    const char* e = std::getenv("NUVEC_GPU_GRAPHS");
-    return driver().launch && driver().graph_create && batch_limit() > 0 && !(e && std::atoi(e) == 0);
-  }();
+  static const bool on = driver().launch && driver().graph_create && batch_limit() > 0 && graphs_mode() != 0;
   return on;
 }
 
