@@ -106,4 +106,53 @@ TEST(GpuHeldLaunches, ADecodeStepEqualsItsOpsEvaluatedOneByOne) {
   }
 }
 
+// A long chain of held kernels, each reading its predecessor's output and
+// writing buffers its predecessors freed (the programmatic edges of
+// module.cpp: a kernel may start before the one before it ends, and must
+// wait for it; a product reads constant weights before that, but not a
+// matrix its predecessor writes): the chain evaluated whole equals it
+// evaluated op by op, bit for bit, in float32 and bfloat16, with quantized
+// products and products by a just-computed matrix in it.
+TEST(GpuHeldLaunches, ALongDependentChainEqualsItsOpsEvaluatedOneByOne) {
+  NUVEC_GPU_REQUIRED();
+  constexpr int kWidth = 1024, kDepth = 24;
+  for (DType dt : {float32, bfloat16}) {
+    SCOPED_TRACE(std::string(dtype_name(dt)));
+    Array w = gpu_values(dt, {kWidth, kWidth}, 20, 0.03f), norm = gpu_values(dt, {kWidth}, 21);
+    std::vector<Array> packed = ops::quantize(w, 64, 4);
+    nuvec::eval(packed);
+    Array x0 = gpu_values(dt, {1, kWidth}, 22);
+    auto chain = [&](bool each) {
+      Array x = x0;
+      for (int i = 0; i < kDepth; ++i) {
+        if (i % 4 == 3) {
+          // A matrix made by the kernel just before the product that reads it.
+          Array made = fast::rms_norm(w, norm, 1e-5f);
+          if (each) made.eval();
+          x = ops::matmul(x, ops::transpose(made));
+        } else {
+          x = i % 4 == 2 ? ops::quantized_matmul(x, packed[0], packed[1], packed[2], true, 64, 4)
+                         : ops::matmul(x, ops::transpose(w));
+        }
+        if (each) x.eval();
+        x = fast::rms_norm(x, norm, 1e-5f);
+        if (each) x.eval();
+      }
+      x.eval();
+      return x;
+    };
+    const auto graphs_before = jit::stats().gpu_graph_launches;
+    Array whole = chain(false);
+    const auto graphs_whole = jit::stats().gpu_graph_launches - graphs_before;
+    Array each = chain(true);
+    EXPECT_EQ(bits_of(whole), bits_of(each));
+    // Not a constant: the chain's values still depend on its input.
+    EXPECT_GT(ops::max(ops::abs(ops::astype(whole, float32))).item<float>(), 0.1f);
+    const char* mode = std::getenv("NUVEC_GPU_GRAPHS");
+    const char* batch = std::getenv("NUVEC_GPU_BATCH");
+    if (!(mode && std::string(mode) == "0") && !(batch && std::atoi(batch) <= 1))
+      EXPECT_GE(graphs_whole, uint64_t(2 * kDepth));
+  }
+}
+
 }  // namespace

@@ -70,6 +70,11 @@ void signature(std::ostream& os, const EmitRegion& r, const Params& p, const cha
   for (size_t j = 0; j < p.out_types.size(); ++j)
     os << cpp_type(p.out_types[j]) << "* __restrict__ q" << j << ", ";
   os << "long long n, " << last << ") {\n";
+  // Held launches' programmatic edges (launch.cuh, enter_held_kernel).
+  os << "#if __CUDA_ARCH__ >= 900\n"
+        "  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");\n"
+        "  asm volatile(\"griddepcontrol.launch_dependents;\" ::: \"memory\");\n"
+        "#endif\n";
 }
 
 void stores(std::ostream& os, const EmitRegion& r, const char* indent, const char* at) {

@@ -252,6 +252,7 @@ struct VecSmem {
 template <class T, int D, int NR>
 __global__ void __launch_bounds__(kThreads, NR == 4 ? 3 : 4)
     vec_chunk_kernel(VecJob j, float* part_o, float* part_ml) {
+  enter_held_kernel();
   using C = VecCfg<T, D>;
   __shared__ VecSmem<T, D, NR> sm;
   const int tid = threadIdx.x, slot = tid / C::G, lk = tid % C::G;
@@ -414,6 +415,7 @@ __global__ void __launch_bounds__(kThreads, NR == 4 ? 3 : 4)
 template <class T, int D>
 __global__ void __launch_bounds__(kThreads)
     vec_combine_kernel(VecJob j, const float* part_o, const float* part_ml) {
+  enter_held_kernel();
   constexpr int NQ = (D + 127) / 128;  // float4 groups per lane
   const int lane = threadIdx.x % 32;
   const int64_t row = int64_t(blockIdx.x) * kWarps + threadIdx.x / 32;

@@ -138,6 +138,7 @@ template <class T, int G, bool TRAD>
 __global__ void __launch_bounds__(kRopeBlock, 4)  // 64 registers
     rope_table(const T* x, T* out, const RopeArgs a, const TableTiles tt,
                int tpr) {
+  enter_held_kernel();
   extern __shared__ float2 tab[];  // [tp][half] (cos, sin), then inv[half]
   float* const inv = reinterpret_cast<float*>(tab + tt.tp * a.half);
   const int half = a.half;
@@ -213,6 +214,7 @@ __device__ __forceinline__ int64_t mod64(int64_t a, int64_t b) {
 template <class T, int G, bool TRAD>
 __global__ void __launch_bounds__(kRopeBlock)
     rope_rows(const T* x, T* out, const RopeArgs a, int tpr, bool table) {
+  enter_held_kernel();
   extern __shared__ float inv_tab[];
   const int half = a.half;
   if (table) {

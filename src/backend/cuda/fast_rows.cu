@@ -109,6 +109,7 @@ struct LayerOp {
 template <class T, bool ADD, bool VEC>
 __global__ void __launch_bounds__(kST, kSMinBlocks)
     rms_stream(const RmsOp<T, ADD> op, int64_t rows, int64_t n) {
+  enter_held_kernel();
   constexpr int V = kVec<T>, B = kChunks<T>;
   __shared__ float sh[kSW];
   NUVEC_WALK_SLOTS(ADD ? 2 : 1);
@@ -154,6 +155,7 @@ __global__ void __launch_bounds__(kST, kSMinBlocks)
 template <class T, bool VEC>
 __global__ void __launch_bounds__(kST, kSMinBlocks)
     layer_stream(const LayerOp<T> op, int64_t rows, int64_t n) {
+  enter_held_kernel();
   constexpr int V = kVec<T>, B = kChunks<T>;
   __shared__ float sh[2][kSW];
   NUVEC_WALK_SLOTS(1);

@@ -454,6 +454,7 @@ struct RowAt {
 template <class T, class C, bool VEC, class Op>
 __global__ void __launch_bounds__(C::BLOCK, C::MIN_BLOCKS)
     rows_kernel(const Op op, int64_t rows, int n) {
+  enter_held_kernel();
   constexpr int NS = Op::kSources, P = Op::kParams, K = C::K;
   constexpr int S = VEC ? kStages<C, NS, P> : 0;
   Chunk<T>* const stage = reinterpret_cast<Chunk<T>*>(dynamic_smem());

@@ -18,6 +18,20 @@
 
 namespace nuvec::cuda {
 
+/// The first statement of every kernel that may be held (hold_launch,
+/// defer_module_kernel), before any access to global memory and before any
+/// early return: a held chain's kernels are linked by programmatic edges
+/// (module.cpp, "programmatic"), so a kernel's blocks may start while its
+/// predecessor still runs; here they wait for the predecessor's completion
+/// and its writes, then let their own successor begin launching. Outside a
+/// programmatic launch both instructions do nothing.
+__device__ __forceinline__ void enter_held_kernel() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+
 template <class... P, class... A>
 void hold_launch(void (*kernel)(P...), dim3 grid, dim3 block, size_t shared, cudaStream_t s, const char* what,
                  A&&... args) {

@@ -175,6 +175,8 @@ bool few_rows(const Array& a0, const Array& b0, Array& out, void* stream, Stream
   p.m = a0.shape()[nd - 2], p.n = n, p.k = k;
   p.items = 1;
   for (int d = 0; d < p.batch_ndim; ++d) p.items *= p.batch_shape[d];
+  const Data& bd = *b.desc()->data;
+  p.early_b = unwritten_by_held(static_cast<cudaStream_t>(stream), bd.ptr, bd.nbytes);
   rows::matmul_rows(p, stream);
   return true;
 }

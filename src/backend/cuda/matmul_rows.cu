@@ -141,7 +141,10 @@ __global__ void __launch_bounds__(kTWarps * 32)
   extern __shared__ uint4 ring[];  // [kRing][NC][TH]
   const int t = threadIdx.x, lane = t & 31;
   const int64_t w = int64_t(blockIdx.x) * kTWarps + (t >> 5);
-  if (w >= groups * p.items) return;  // the whole warp (no block barrier here)
+  if (w >= groups * p.items) {  // the whole warp (no block barrier here)
+    enter_held_kernel();
+    return;
+  }
   const int64_t item = w / groups;
   const int n0 = int(w - item * groups) * NC;
   int64_t oa, ob;
@@ -186,8 +189,12 @@ __global__ void __launch_bounds__(kTWarps * 32)
                  reinterpret_cast<const uint4*>(br[j]) + (lane + 32 * i));
       commit();
     };
+    // B's first loads before the predecessor's end where nothing in the
+    // chain writes B (RowsArgs::early_b), else after it.
+    if (!p.early_b) enter_held_kernel();
 #pragma unroll
     for (int i = 0; i < kRing - 1; ++i) issue(i);
+    if (p.early_b) enter_held_kernel();
     for (int i = 0; i < steps; ++i) {
       issue(i + kRing - 1);
       wait_pending<kRing - 1>();
@@ -215,6 +222,7 @@ __global__ void __launch_bounds__(kTWarps * 32)
     }
     wait_pending<0>();
   } else {
+    enter_held_kernel();
     for (int i = 0; i < steps; ++i) scalar_vector(lane + 32 * i, E);
   }
   // The partial last vector: the last of its lane's.

@@ -35,6 +35,9 @@ struct RowsArgs {
   int64_t b_bs[kMaxBatchDims] = {};
   int64_t items = 1;
   int m = 0, n = 0, k = 0;
+  // B may be read before the kernel's predecessor in a held chain completes
+  // (module.h, unwritten_by_held): its first loads then overlap that kernel.
+  bool early_b = false;
 };
 
 /// Whether the kernels take dtype t (float32, float16, bfloat16, float64).

@@ -52,6 +52,8 @@ struct Driver {
   CUresult (*graph_launch)(CUgraphExec, CUstream) = nullptr;
   CUresult (*exec_destroy)(CUgraphExec) = nullptr;
   CUresult (*graph_destroy)(CUgraph) = nullptr;
+  // Edges with data (programmatic edges of held chains); null where not offered.
+  CUresult (*add_edges)(CUgraph, const CUgraphNode*, const CUgraphNode*, const CUgraphEdgeData*, size_t) = nullptr;
   // A kernel's parameter layout (defer_module_kernel); null where not offered.
   CUresult (*param_info)(CUfunction, size_t, size_t*, size_t*) = nullptr;
 };
@@ -82,6 +84,7 @@ const Driver& driver() {
         !entry_point("cuGraphDestroy", &x.graph_destroy))
       x.graph_create = nullptr;
     if (x.graph_create && !entry_point("cuFuncGetParamInfo", &x.param_info, 12040)) x.param_info = nullptr;
+    if (x.graph_create && !entry_point("cuGraphAddDependencies", &x.add_edges, 12030)) x.add_edges = nullptr;
     return x;
   }();
   return d;
@@ -213,11 +216,58 @@ struct Launch {
   const char* what;
 };
 
+// Whether held chains link their kernels by programmatic edges: each
+// kernel's blocks may be scheduled once its predecessor's have all begun
+// (and have passed their enter_held_kernel, launch.cuh), hiding a launch's
+// fixed latency; each waits there for its predecessor's completion, so the
+// order and the values are those of plain edges. On devices of compute
+// capability 9.0 and later; NUVEC_GPU_PDL=0 (read once) turns it off.
+bool programmatic_chains() {
+  static const bool on = [] {
+    const char* e = std::getenv("NUVEC_GPU_PDL");
+    if ((e && std::atoi(e) == 0) || !driver().add_edges) return false;
+    int major = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) != cudaSuccess) {
+      cudaGetLastError();
+      return false;
+    }
+    return major >= 9;
+  }();
+  return on;
+}
+
+// The graph of the chain ls[0..n): kernel nodes, each after the one before
+// (by a programmatic edge where `programmatic`), instantiated; false (and
+// nothing kept) where the driver refuses it.
+bool build_chain(const Launch* ls, size_t n, bool programmatic, ChainGraph& g) {
+  const Driver& d = driver();
+  bool ok = d.graph_create(&g.graph, 0) == CUDA_SUCCESS;
+  for (size_t i = 0; ok && i < n; ++i) {
+    CUgraphNode node = nullptr;
+    const bool linked = !g.nodes.empty() && !programmatic;
+    ok = d.add_kernel_node(&node, g.graph, linked ? &g.nodes.back() : nullptr, linked ? 1 : 0, ls[i].p) ==
+         CUDA_SUCCESS;
+    if (ok && programmatic && !g.nodes.empty()) {
+      CUgraphEdgeData e{};
+      e.from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;
+      e.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
+      ok = d.add_edges(g.graph, &g.nodes.back(), &node, &e, 1) == CUDA_SUCCESS;
+    }
+    g.nodes.push_back(node);
+  }
+  ok = ok && d.instantiate(&g.exec, g.graph, 0) == CUDA_SUCCESS;
+  if (!ok) {
+    drop(g);
+    g = ChainGraph{};
+  }
+  return ok;
+}
+
 // Launches `ls[0..n)` (in order) on `stream` as one graph whose nodes form a
 // chain: built on the first launch of the sequence, later launches set
 // each node's parameters. False where it has none (the cache is full or
 // building it failed), for direct launches.
-bool launch_graph(const Launch* ls, size_t n, CUstream stream) {
+bool launch_graph(const Launch* ls, size_t n, CUstream stream, bool programmatic = false) {
   thread_local std::vector<GraphKey> key;  // (no allocation per launch)
   key.clear();
   for (size_t i = 0; i < n; ++i) {
@@ -232,18 +282,7 @@ bool launch_graph(const Launch* ls, size_t n, CUstream stream) {
   if (it == gs.chains.end()) {
     if (gs.chains.size() >= kMaxGraphs) return false;
     ChainGraph g;
-    bool ok = d.graph_create(&g.graph, 0) == CUDA_SUCCESS;
-    for (size_t i = 0; ok && i < n; ++i) {
-      CUgraphNode node = nullptr;
-      ok = d.add_kernel_node(&node, g.graph, g.nodes.empty() ? nullptr : &g.nodes.back(), g.nodes.empty() ? 0 : 1,
-                             ls[i].p) == CUDA_SUCCESS;
-      g.nodes.push_back(node);
-    }
-    ok = ok && d.instantiate(&g.exec, g.graph, 0) == CUDA_SUCCESS;
-    if (!ok) {
-      drop(g);
-      g = ChainGraph{};
-    }
+    const bool ok = (programmatic && build_chain(ls, n, true, g)) || build_chain(ls, n, false, g);
     it = gs.chains.emplace(key, std::move(g)).first;
     if (!ok) return false;
   } else {
@@ -310,6 +349,9 @@ struct Held {
 struct Batches {
   std::mutex mu;  // held while a batch launches, so launches keep their order
   std::unordered_map<CUstream, std::vector<Held>> held;
+  // Per stream, the byte ranges [first, second) the held chain's
+  // primitives write (note_held_writes).
+  std::unordered_map<CUstream, std::vector<std::pair<uintptr_t, uintptr_t>>> writes;
   std::atomic<size_t> count{0};  // launches held on all streams
 };
 Batches& batches() {
@@ -324,13 +366,14 @@ void launch_chain(std::vector<Held>& held, CUstream stream) {
     std::vector<Launch> ls;
     ls.reserve(held.size());
     for (const Held& h : held) ls.push_back({&h.p, h.what});
-    if (launch_graph(ls.data(), ls.size(), stream)) return;
+    if (launch_graph(ls.data(), ls.size(), stream, programmatic_chains())) return;
   }
   for (const Held& h : held) launch_now(h.p, stream, h.what);
 }
 
 // Launches what `stream` holds; with batches().mu held.
 void flush_locked(Batches& b, CUstream stream) {
+  if (auto w = b.writes.find(stream); w != b.writes.end()) w->second.clear();
   auto it = b.held.find(stream);
   if (it == b.held.end() || it->second.empty()) return;
   std::vector<Held> held = std::move(it->second);
@@ -477,6 +520,26 @@ void defer_kernel(const void* host_fn, dim3 grid, dim3 block, void** args, size_
 
 HoldingScope::HoldingScope(bool allow) : before_(holding_allowed) { holding_allowed = allow; }
 HoldingScope::~HoldingScope() { holding_allowed = before_; }
+
+void note_held_writes(cudaStream_t s, const void* p, size_t bytes) {
+  Batches& b = batches();
+  std::lock_guard<std::mutex> lock(b.mu);
+  auto it = b.held.find(reinterpret_cast<CUstream>(s));
+  if (it == b.held.end() || it->second.empty()) return;  // nothing held: nothing can overlap
+  const auto at = reinterpret_cast<uintptr_t>(p);
+  b.writes[reinterpret_cast<CUstream>(s)].emplace_back(at, at + bytes);
+}
+
+bool unwritten_by_held(cudaStream_t s, const void* p, size_t bytes) {
+  Batches& b = batches();
+  std::lock_guard<std::mutex> lock(b.mu);
+  auto it = b.writes.find(reinterpret_cast<CUstream>(s));
+  if (it == b.writes.end()) return true;
+  const auto lo = reinterpret_cast<uintptr_t>(p), hi = lo + bytes;
+  for (const auto& [first, last] : it->second)
+    if (first < hi && lo < last) return false;
+  return true;
+}
 
 void flush_launches(cudaStream_t s) {
   Batches& b = batches();

@@ -69,6 +69,16 @@ class HoldingScope {
   bool before_;
 };
 
+/// Records that the primitive whose launches `s` now holds writes the
+/// bytes [p, p + bytes) (runtime.cpp's eval, for each output of a primitive
+/// that keeps held launches); the record goes when the held chain launches.
+void note_held_writes(cudaStream_t s, const void* p, size_t bytes);
+/// Whether no primitive of the chain `s` holds writes any of [p, p + bytes):
+/// then a held kernel may read those bytes before its predecessor in the
+/// chain completes (the weights a few-row product prefetches before its
+/// enter_held_kernel, launch.cuh), since only that predecessor can still run.
+bool unwritten_by_held(cudaStream_t s, const void* p, size_t bytes);
+
 /// Launches what defer_module_kernel held back on `s` (cheap when nothing
 /// is). Work enqueued on `s` by any other call must come after this.
 void flush_launches(cudaStream_t s);

@@ -20,6 +20,7 @@
 #include "backend/cuda/blas.h"
 #include "backend/cuda/cuda.h"
 #include "backend/cuda/fast.h"
+#include "backend/cuda/module.h"
 #include "backend/cuda/quantized_kernels.h"
 #include "nuvec/ops/quantized.h"
 #include "nuvec/primitives/quantized.h"
@@ -199,6 +200,7 @@ bool run_qmm(const QuantSpec& q, bool transpose, bool indexed, const std::vector
   require(x0.dtype(), what);
   if (out[0].size() == 0) return true;
   if (x0.shape(-1) == 0) {
+    flush_launches(cs);  // (QuantizedMatmul may hold its launches: launch.cuh)
     zero(out[0], cs);
     return true;
   }
@@ -237,8 +239,17 @@ bool run_qmm(const QuantSpec& q, bool transpose, bool indexed, const std::vector
     a.m = m;
   }
   a.out = at(out[0]);
+  a.early_w = true;
+  const size_t np = q.has_biases() ? 4 : 3;
+  for (size_t i = 1; i < np; ++i) {
+    const Data& d = *in[i].desc()->data;
+    a.early_w = a.early_w && unwritten_by_held(cs, d.ptr, d.nbytes);
+  }
   if (m <= ROW_INDEPENDENT_ROWS) quantk::qmv(a, stream);
-  else slab_product(a, cs, s);
+  else {
+    flush_launches(cs);
+    slab_product(a, cs, s);
+  }
   return true;
 }
 

@@ -70,6 +70,10 @@ struct MvArgs {
   int m = 1, n = 0, k = 0;
   bool transpose = true;
   void* out = nullptr;
+  // The packed matrices may be read before the kernel's predecessor in a
+  // held chain completes (module.h, unwritten_by_held): the transposed
+  // kernel then warms the L2 with its first weights while it runs.
+  bool early_w = false;
 };
 void qmv(const MvArgs& a, void* stream);
 

@@ -17,6 +17,7 @@
 // Packed matrix not transposed ([K, N], x @ W) and the dense gathered
 // product (b [K, N]): one thread per column n, the k loop in order, one
 // accumulator per row of the tile (up to 8); the same argument holds.
+#include "backend/cuda/launch.cuh"
 #include "backend/cuda/quantized.cuh"
 
 namespace nuvec::cuda::quantk {
@@ -127,7 +128,10 @@ __global__ void __launch_bounds__(kWarps * 32)
   using A = acc_t<T>;
   const int lane = threadIdx.x & 31;
   const int n0 = (blockIdx.y * kWarps + (threadIdx.x >> 5)) * NC;
-  if (n0 >= a.n) return;  // the whole warp
+  if (n0 >= a.n) {  // the whole warp
+    enter_held_kernel();
+    return;
+  }
   const int64_t item = blockIdx.x / tiles;
   const int r0 = int(blockIdx.x - item * tiles) * MT;
   const int64_t xm = pick(a.lhs, item, a.x_count), wm = pick(a.rhs, item, a.w.count);
@@ -148,6 +152,14 @@ __global__ void __launch_bounds__(kWarps * 32)
     wr[j] = a.w.w + row * words;
     srow[j] = row * G;
   }
+  // The warp's first words into the L2 while the predecessor still runs,
+  // where nothing in the chain writes them (MvArgs::early_w).
+  if (a.early_w)
+#pragma unroll
+    for (int j = 0; j < NC; ++j)
+      for (int c = lane; c < chunks && c < lane + 4 * 32; c += 32)
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(wr[j] + int64_t(c) * BITS));
+  enter_held_kernel();
   A acc[NC][MT];
 #pragma unroll
   for (int j = 0; j < NC; ++j)
@@ -290,7 +302,8 @@ void launch_t(const MvArgs& a, cudaStream_t s) {
   auto go = [&](auto kernel, int nc) {
     const int64_t gx = a.items * tiles, gy = (a.n + kWarps * nc - 1) / (kWarps * nc);
     check_grid(gx, gy, "QuantizedMatmul");
-    kernel<<<dim3(unsigned(gx), unsigned(gy)), kWarps * 32, 0, s>>>(a, int(tiles), xvec, wvec);
+    hold_launch(kernel, dim3(unsigned(gx), unsigned(gy)), kWarps * 32, 0, s, "QuantizedMatmul (few rows)", a,
+                int(tiles), xvec, wvec);
   };
   switch (mt) {
     case 1: go(qmv_t_kernel<T, FMT, BITS, 1, 2>, 2); break;
@@ -305,6 +318,7 @@ void launch_n(const MvArgs& a, cudaStream_t s) {
   const int64_t tiles = (a.m + kTile - 1) / kTile;
   const int64_t gx = a.items * tiles, gy = (a.n + kCols - 1) / kCols;
   check_grid(gx, gy, "QuantizedMatmul");
+  flush_launches(s);  // after the launches held before it (launch.cuh)
   qmv_n_kernel<T, FMT><<<dim3(unsigned(gx), unsigned(gy)), kCols, 0, s>>>(a, int(tiles));
 }
 

@@ -332,7 +332,7 @@ Array device_array(const Array& a, void* stream, Stream s) {
 
 // The primitives of runtime.cpp's comment in eval (their launchers: fused.cpp,
 // matmul.cpp / matmul_rows.cu, fast_rows.cu, fast_rope.cu, fast_attention.cu,
-// scatter.cu).
+// scatter.cu, quantized.cpp / quantized_mv.cu).
 bool keeps_held_launches(PrimitiveId id) {
   switch (id) {
     case PrimitiveId::Fused:
@@ -342,6 +342,7 @@ bool keeps_held_launches(PrimitiveId id) {
     case PrimitiveId::RoPE:
     case PrimitiveId::Attention:
     case PrimitiveId::Scatter:
+    case PrimitiveId::QuantizedMatmul:
       return true;
     default:
       return false;
@@ -523,7 +524,10 @@ void eval(const Primitive& p, const std::vector<Array>& raw_in, std::vector<Arra
       }
   }
   for (auto& o : out)
-    if (o.desc()->data && o.desc()->data->device == Device::gpu) record(*o.desc()->data, tl);
+    if (o.desc()->data && o.desc()->data->device == Device::gpu) {
+      record(*o.desc()->data, tl);
+      if (keep) note_held_writes(cs, o.desc()->data->ptr, o.desc()->data->nbytes);
+    }
   for (const auto& a : raw_in)
     if (a.desc()->data && a.desc()->data->device == Device::gpu) note_reader(*a.desc()->data, cs);
 }

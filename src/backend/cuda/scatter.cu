@@ -105,6 +105,7 @@ struct BlockMap {
 
 template <class W>
 __global__ void block_set_kernel(const W* upd, W* o, int64_t u, BlockMap m, Layout l) {
+  enter_held_kernel();
   int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
        i < u; i += stride) {
