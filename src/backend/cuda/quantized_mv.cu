@@ -5,11 +5,13 @@
 // model): a warp owns NC consecutive columns n (packed rows of W), reads
 // each packed word once for every row of the tile (MT = 1, 2, 4 or 8 rows),
 // and lane l takes the 32-element chunks c = l, l + 32, l + 64, ... of the
-// row (coalesced 4 * bits-byte loads: 16 bytes at 4 bits). Each chunk is
-// decoded element by element (value = scale * q + bias with one fma, or
-// code value times scale) and folded into one accumulator per (column,
-// row) with fma, in element order; the warp then adds its 32 lanes by an
-// xor butterfly and lane 0 writes. So a row's bits depend on K, the format
+// row (coalesced 4 * bits-byte loads: 16 bytes at 4 bits). Each chunk's
+// codes are folded against x with fma in element order (one sum per
+// (column, row); nvfp4 one per 16-element scale group), then scaled once
+// into the (column, row) accumulator: acc + b sum(x) + s dot for affine
+// weights (MLX's factoring; 4- and 8-bit codes decoded in two operations),
+// acc + s dot for the others; the warp then adds its 32 lanes by an xor
+// butterfly and lane 0 writes. So a row's bits depend on K, the format
 // and the dtype only: the tile size, the other rows, which kernel
 // instantiation ran and the alignment (vector or scalar loads read the same
 // values) do not enter its arithmetic. No atomics: run-to-run identical.
@@ -19,6 +21,8 @@
 // accumulator per row of the tile (up to 8); the same argument holds.
 #include "backend/cuda/launch.cuh"
 #include "backend/cuda/quantized.cuh"
+
+#include <type_traits>
 
 namespace nuvec::cuda::quantk {
 
@@ -58,6 +62,27 @@ __device__ __forceinline__ A code_value(u32 q) {
     return A(qk::fp8_value(u8(q)));
   } else {
     return A(qk::fp4_value(q));
+  }
+}
+
+// An affine code as a float in two operations where its bits allow: the
+// element's bits, masked in place, become the low mantissa of a float whose
+// unit in the last place at the element's lowest bit is 1, so the value
+// minus that float's base is the code exactly. Elements reaching into the
+// exponent's bits are shifted down by 16 first. `base[sh]` is 2^(23 - sh)'s
+// bits, held in registers (built from a run-time value, so that the mask
+// and the base form one three-operand logic instruction).
+template <int BITS, class A>
+__device__ __forceinline__ A affine_code(const u32* wv, int e, const u32* base) {
+  if constexpr (sizeof(A) == 4 && (BITS == 4 || BITS == 8)) {
+    const int bit = e * BITS, wd = bit >> 5;
+    int sh = bit & 31;
+    u32 w = wv[wd];
+    if (sh + BITS > 23) w >>= 16, sh -= 16;
+    const u32 b = base[sh];
+    return __uint_as_float((w & (((1u << BITS) - 1u) << sh)) | b) - __uint_as_float(b);
+  } else {
+    return code_value<kAffine, A>(extract<BITS>(wv, e));
   }
 }
 
@@ -137,7 +162,13 @@ __global__ void __launch_bounds__(kWarps * 32)
   const int64_t xm = pick(a.lhs, item, a.x_count), wm = pick(a.rhs, item, a.w.count);
   const int K = a.k, chunks = K >> 5;
   const int64_t words = int64_t(chunks) * BITS;
-  const int group = a.w.q.group_size, G = K / group, cpg = group >= 32 ? group / 32 : 1;
+  const int group = a.w.q.group_size, G = K / group;
+  const int cpg_log = group >= 32 ? __ffs(group / 32) - 1 : 0;  // chunks per group: a power of 2
+  // The bases of affine_code (a run-time zero keeps them in registers).
+  u32 base[20];
+  const u32 zero = u32(K) >> 31;
+#pragma unroll
+  for (int sh = 0; sh < 20; ++sh) base[sh] = (u32(127 + 23 - sh) << 23) | zero;
   const T* xr[MT];
 #pragma unroll
   for (int m = 0; m < MT; ++m) {
@@ -166,44 +197,79 @@ __global__ void __launch_bounds__(kWarps * 32)
 #pragma unroll
     for (int m = 0; m < MT; ++m) acc[j][m] = A(0);
 
-  for (int c = lane; c < chunks; c += 32) {
-    u32 wv[NC][BITS];
-    A s0[NC], s1[NC], b0[NC];
-#pragma unroll
-    for (int j = 0; j < NC; ++j) {
-      load_words<BITS>(wr[j] + int64_t(c) * BITS, wvec, wv[j]);
-      if constexpr (FMT == kNvfp4) {
-        const u8* sc = static_cast<const u8*>(a.w.scales) + srow[j] + 2 * c;
-        s0[j] = A(qk::fp8_value(sc[0]));
-        s1[j] = A(qk::fp8_value(sc[1]));
-        b0[j] = A(0);
-      } else if constexpr (FMT == kAffine) {
-        const int64_t g = srow[j] + c / cpg;
-        s0[j] = s1[j] = scale_value<T>(a.w.scales, g);
-        b0[j] = scale_value<T>(a.w.biases, g);
-      } else {
-        s0[j] = s1[j] = A(qk::e8m0_value(static_cast<const u8*>(a.w.scales)[srow[j] + c / cpg]));
-        b0[j] = A(0);
+  // One loop for vector loads, one for scalar ones (the same values and
+  // operations), so that neither runs the other's predicated instructions.
+  auto run = [&](auto vec) {
+    constexpr bool V = decltype(vec)::value;
+    for (int c = lane; c < chunks; c += 32) {
+      u32 wv[NC][BITS];
+      A s0[NC], s1[NC], b0[NC];
+  #pragma unroll
+      for (int j = 0; j < NC; ++j) {
+        load_words<BITS>(wr[j] + int64_t(c) * BITS, V, wv[j]);
+        if constexpr (FMT == kNvfp4) {
+          const u8* sc = static_cast<const u8*>(a.w.scales) + srow[j] + 2 * c;
+          s0[j] = A(qk::fp8_value(sc[0]));
+          s1[j] = A(qk::fp8_value(sc[1]));
+          b0[j] = A(0);
+        } else if constexpr (FMT == kAffine) {
+          const int64_t g = srow[j] + (c >> cpg_log);
+          s0[j] = s1[j] = scale_value<T>(a.w.scales, g);
+          b0[j] = scale_value<T>(a.w.biases, g);
+        } else {
+          s0[j] = s1[j] = A(qk::e8m0_value(static_cast<const u8*>(a.w.scales)[srow[j] + (c >> cpg_log)]));
+          b0[j] = A(0);
+        }
       }
-    }
-#pragma unroll
-    for (int sub = 0; sub < 4; ++sub) {
-      A xv[MT][8];
-#pragma unroll
-      for (int m = 0; m < MT; ++m) load8<T>(xr[m] + c * 32 + sub * 8, xvec, xv[m]);
-#pragma unroll
+      // The chunk's codes against x (d0; nvfp4's second scale group d1), and
+      // for affine weights x's sum, in element order; then scale (and bias)
+      // once per chunk, as MLX's kernels: acc + s d0 (+ b xs).
+      A d0[NC][MT], d1[NC][MT], xs[MT];
+  #pragma unroll
+      for (int m = 0; m < MT; ++m) {
+        xs[m] = A(0);
+  #pragma unroll
+        for (int j = 0; j < NC; ++j) d0[j][m] = d1[j][m] = A(0);
+      }
+  #pragma unroll
+      for (int sub = 0; sub < 4; ++sub) {
+        A xv[MT][8];
+  #pragma unroll
+        for (int m = 0; m < MT; ++m) load8<T>(xr[m] + c * 32 + sub * 8, V, xv[m]);
+        if constexpr (FMT == kAffine)
+  #pragma unroll
+          for (int m = 0; m < MT; ++m)
+  #pragma unroll
+            for (int e = 0; e < 8; ++e) xs[m] += xv[m][e];
+  #pragma unroll
+        for (int j = 0; j < NC; ++j)
+  #pragma unroll
+          for (int e = 0; e < 8; ++e) {
+            const int ee = sub * 8 + e;
+            A cv;
+            if constexpr (FMT == kAffine) cv = affine_code<BITS, A>(wv[j], ee, base);
+            else cv = code_value<FMT, A>(extract<BITS>(wv[j], ee));
+  #pragma unroll
+            for (int m = 0; m < MT; ++m) {
+              if (FMT == kNvfp4 && ee >= 16) d1[j][m] = fma_of(xv[m][e], cv, d1[j][m]);
+              else d0[j][m] = fma_of(xv[m][e], cv, d0[j][m]);
+            }
+          }
+      }
+  #pragma unroll
       for (int j = 0; j < NC; ++j)
-#pragma unroll
-        for (int e = 0; e < 8; ++e) {
-          const int ee = sub * 8 + e;
-          const A cv = code_value<FMT, A>(extract<BITS>(wv[j], ee));
-          const A s = ee < 16 ? s0[j] : s1[j];
-          const A v = FMT == kAffine ? fma_of(s, cv, b0[j]) : cv * s;
-#pragma unroll
-          for (int m = 0; m < MT; ++m) acc[j][m] = fma_of(xv[m][e], v, acc[j][m]);
+  #pragma unroll
+        for (int m = 0; m < MT; ++m) {
+          A v = acc[j][m];
+          if constexpr (FMT == kAffine) v = fma_of(b0[j], xs[m], v);
+          v = fma_of(s0[j], d0[j][m], v);
+          if constexpr (FMT == kNvfp4) v = fma_of(s1[j], d1[j][m], v);
+          acc[j][m] = v;
         }
     }
-  }
+  };
+  if (xvec && wvec) run(std::true_type{});
+  else run(std::false_type{});
 #pragma unroll
   for (int j = 0; j < NC; ++j)
 #pragma unroll
