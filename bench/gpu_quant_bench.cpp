@@ -1,5 +1,6 @@
 // The quantized products on the GPU (run on the H200): the decode product
-// (1 and 8 rows times a 4-bit group-64 [28672, 8192] weight) and a
+// (1, 2, 4 and 8 rows times a 4-bit group-64 [28672, 8192] weight; groups 32
+// and 128, and the shapes of a 1B model's decode step, at 1 and 8 rows), a
 // mixture-of-experts decode step (top-4 of 64 experts [14336, 4096]) in
 // GB/s over the packed bytes they read (weights, scales, biases), beside a
 // device-to-device copy of the same bytes measured in the same run (read +
@@ -83,6 +84,27 @@ int main() {
     if (m == 1) one = ms;
     bw_row("decode bf16 M=" + std::to_string(m) + " x [28672, 8192]^T", ms, bytes, copy);
     if (m > 1) std::printf("|   M=%d time / M=1 time: %.2f\n", m, ms / one);
+  }
+
+  // Other group sizes and the shapes of a 1B model's decode step.
+  struct Shape3 {
+    int n, k, group;
+  };
+  for (const Shape3& sh : {Shape3{28672, 8192, 32}, Shape3{28672, 8192, 128}, Shape3{8192, 2048, 64},
+                           Shape3{2048, 8192, 64}, Shape3{2048, 2048, 64}}) {
+    Array ws = on_gpu({sh.n, sh.k}, bfloat16, 40, 0.02f);
+    std::vector<Array> qs = ops::quantize(ws, sh.group, 4, "affine", std::nullopt, G);
+    for (Array& a : qs) a.eval();
+    const double b = packed_bytes(qs), c = copy_gbs(b);
+    for (int m : {1, 8}) {
+      Array x = on_gpu({m, sh.k}, bfloat16, 41 + m);
+      double ms = per_call([&] {
+        return ops::quantized_matmul(x, qs[0], qs[1], qs[2], true, sh.group, 4, "affine", G);
+      });
+      bw_row("g" + std::to_string(sh.group) + " M=" + std::to_string(m) + " x [" + std::to_string(sh.n) + ", " +
+                 std::to_string(sh.k) + "]^T",
+             ms, b, c);
+    }
   }
 
   // Mixture of experts: 64 experts [14336, 4096], top-4 for one token.

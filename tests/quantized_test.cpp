@@ -119,19 +119,27 @@ TEST(Quantized, DenseMatmulRowIndependence) {
 // The product against a float64 reference of the dequantized matrix: the
 // error bound of docs/quantization.md (float32 accumulation).
 TEST(Quantized, ProductsMatchFloat64OfDequantized) {
+  // The decode kernels' shapes too: K a multiple of 128 or not, N not a
+  // multiple of 4, every group size of 4-bit weights, 8-bit weights.
+  struct Case {
+    int k, n, group, bits;
+  };
+  for (const Case& c : {Case{256, 128, 64, 4}, Case{384, 37, 32, 4}, Case{1024, 21, 128, 4}, Case{192, 40, 64, 4},
+                        Case{256, 30, 64, 8}})
   for (bool t : {true, false})
-    for (int m : {1, 5, 20}) {
-      const int k = 256, n = 128;
-      Array w = normal(t ? Shape{n, k} : Shape{k, n}, 3 + m);
-      auto q = ops::quantize(w, 64, 4);
+    for (int m : {1, 3, 5, 8, 20}) {
+      const int k = c.k, n = c.n;
+      if (!t && n % c.group != 0) continue;  // untransposed: groups along N
+      Array w = normal(t ? Shape{n, k} : Shape{k, n}, 3 + m + k);
+      auto q = ops::quantize(w, c.group, c.bits);
       Array x = normal({m, k}, 5 + m);
-      Array got = ops::quantized_matmul(x, q[0], q[1], q[2], t);
-      Array wd = ops::astype(ops::dequantize(q[0], q[1], q[2], 64, 4), float64);
+      Array got = ops::quantized_matmul(x, q[0], q[1], q[2], t, c.group, c.bits);
+      Array wd = ops::astype(ops::dequantize(q[0], q[1], q[2], c.group, c.bits), float64);
       Array want = ops::matmul(ops::astype(x, float64), t ? ops::transpose(wd) : wd);
       Array bound = ops::matmul(ops::abs(ops::astype(x, float64)), ops::abs(t ? ops::transpose(wd) : wd));
       Array err = ops::abs(ops::subtract(ops::astype(got, float64), want));
       EXPECT_TRUE(ops::all(ops::less_equal(err, ops::multiply(bound, 2.0 * k * 6e-8))).item<bool>())
-          << "transpose " << t << " m " << m;
+          << "k " << k << " n " << n << " g" << c.group << " bits " << c.bits << " transpose " << t << " m " << m;
     }
 }
 

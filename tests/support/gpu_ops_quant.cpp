@@ -11,6 +11,7 @@
 #include <cmath>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "support/gpu_ops.h"
@@ -210,6 +211,32 @@ void check_QuantizedMatmul() {
       return ops::quantized_matmul(x, bc(one[0]), bc(one[1]), bc(one[2]), true, 64, 4, "affine", s);
     }, product_tol(dt), "quantized_matmul broadcast W " + name(dt));
   }
+  // The tensor-core few-row kernel (4-bit affine, transposed, 16-bit x):
+  // each group size, N not a multiple of 16, K over 4 to 16 warps, groups
+  // left after the warps' steps (the scalar loads), a tall W, x at an
+  // address that is not 16-byte aligned (the scalar loads).
+  for (DType dt : {float16, bfloat16})
+    for (int g : {32, 64, 128})
+      for (auto [n, k] : {std::pair{72, 384}, std::pair{40, 8192}, std::pair{24, 2176}, std::pair{8200, 256}}) {
+        const Format f{"affine", g, 4};
+        auto qw = packed(ops::multiply(values(dt, {n, k}, 490), 0.3f, kCpu), f);
+        auto qmm = [&](const Array& x, StreamOrDevice s) {
+          return ops::quantized_matmul(x, qw[0], qw[1], qw[2], true, g, 4, "affine", s);
+        };
+        const std::string base = "quantized_matmul mma " + name(dt) + " g" + std::to_string(g) +
+                                 " N=" + std::to_string(n) + " K=" + std::to_string(k);
+        for (int m : {1, 2, 3, 5, 8}) {
+          Array x = ops::multiply(values(dt, {m, k}, 491 + m), 0.3f, kCpu);
+          const std::string what = base + " M=" + std::to_string(m);
+          expect_near([&](StreamOrDevice s) { return qmm(x, s); }, product_tol(dt), what);
+          if (m > 1) expect_rows_alone([&](const Array& a) { return qmm(a, Device::gpu); }, x, 0, what);
+        }
+        Array flat = ops::multiply(values(dt, {4 * k + 1}, 499), 0.3f, kCpu);
+        flat.eval();
+        Array xu = ops::reshape(ops::slice(flat, {1}, {4 * k + 1}, kCpu), {4, k}, kCpu);
+        expect_near([&](StreamOrDevice s) { return qmm(xu, s); }, product_tol(dt), base + " x unaligned");
+        expect_rows_alone([&](const Array& a) { return qmm(a, Device::gpu); }, xu, 0, base + " x unaligned");
+      }
   auto q = packed(values(float64, {64, 128}, 450), {"affine", 64, 4});
   for (int m : {2, 10}) {
     Array x = values(float64, {m, 128}, 451);

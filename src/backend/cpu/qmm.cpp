@@ -14,6 +14,7 @@
 
 #include "backend/cpu/quant_rows.h"
 #include "backend/cpu/qmv.h"
+#include "backend/cpu/qmv4.h"
 #include "nuvec/ops/quantized.h"
 
 namespace nuvec::cpu {
@@ -179,8 +180,10 @@ void qmm(const QuantizedMatmul& p, const Arrays& in, Array& out) {
     // row's sums are its own, so the batch changes no bits).
     const int64_t R = x.size() / std::max<int64_t>(K, 1);
     if constexpr (std::is_same_v<T, float>) {
-      // Up to eight rows at a time (decode): unpacked in registers once for
-      // all of them, the same sums.
+      // Up to eight rows at a time (decode): each block of weights unpacked
+      // in registers once for all of them (qmv4.h: 4-bit, K a multiple of
+      // 128; qmv.h: product()'s sums).
+      if (p.transpose() && qmv4_applies(pk, K)) return qmv4(xv.data(), R, K, N, pk, o);
       if (p.transpose() && qmv_affine_applies(pk)) return qmv_affine(xv.data(), R, K, N, pk, o);
     }
     product<T, A>(xv.data(), x.size() / std::max<int64_t>(K, 1), K, N, p.transpose(), q.group_size,

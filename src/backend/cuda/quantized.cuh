@@ -70,4 +70,10 @@ void with_type(DType t, const char* what, F&& f) {
   else unsupported(std::string("no GPU kernel for ") + what + " on " + std::string(dtype_name(t)));
 }
 
+// The tensor-core few-row product (quantized_mma.cu) where it takes `a`
+// (transposed 4-bit affine weights, 16-bit x) and NUVEC_GPU_QMMA=1:
+// launched, true; else false. Which kernel runs depends on the format,
+// dtype and shape only (and the setting, fixed for the process).
+bool qmma(const MvArgs& a, cudaStream_t s);
+
 }  // namespace nuvec::cuda::quantk

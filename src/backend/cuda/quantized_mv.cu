@@ -362,6 +362,7 @@ void check_grid(int64_t x, int64_t y, const char* what) {
 
 template <class T, int FMT, int BITS>
 void launch_t(const MvArgs& a, cudaStream_t s) {
+  if (qmma(a, s)) return;
   const int mt = a.m <= 1 ? 1 : a.m <= 2 ? 2 : a.m <= 4 ? 4 : 8;
   const int64_t tiles = (a.m + mt - 1) / mt;
   const bool xvec = aligned16(a.x), wvec = aligned16(a.w.w);
