@@ -119,13 +119,13 @@ TEST(Quantized, DenseMatmulRowIndependence) {
 // The product against a float64 reference of the dequantized matrix: the
 // error bound of docs/quantization.md (float32 accumulation).
 TEST(Quantized, ProductsMatchFloat64OfDequantized) {
-  // The decode kernels' shapes too: K a multiple of 128 or not, N not a
+  // The decode kernels' shapes too: K a multiple of 128, of 64 or neither (96), N not a
   // multiple of 4, every group size of 4-bit weights, 8-bit weights.
   struct Case {
     int k, n, group, bits;
   };
   for (const Case& c : {Case{256, 128, 64, 4}, Case{384, 37, 32, 4}, Case{1024, 21, 128, 4}, Case{192, 40, 64, 4},
-                        Case{256, 30, 64, 8}})
+                        Case{576, 24, 32, 4}, Case{96, 20, 32, 4}, Case{256, 30, 64, 8}})
   for (bool t : {true, false})
     for (int m : {1, 3, 5, 8, 20}) {
       const int k = c.k, n = c.n;

@@ -182,7 +182,7 @@ void qmm(const QuantizedMatmul& p, const Arrays& in, Array& out) {
     if constexpr (std::is_same_v<T, float>) {
       // Up to eight rows at a time (decode): each block of weights unpacked
       // in registers once for all of them (qmv4.h: 4-bit, K a multiple of
-      // 128; qmv.h: product()'s sums).
+      // 64; qmv.h: product()'s sums).
       if (p.transpose() && qmv4_applies(pk, K)) return qmv4(xv.data(), R, K, N, pk, o);
       if (p.transpose() && qmv_affine_applies(pk)) return qmv_affine(xv.data(), R, K, N, pk, o);
     }
@@ -199,9 +199,17 @@ void qmm(const QuantizedMatmul& p, const Arrays& in, Array& out) {
                     o + i * M * N, true);
     return;
   }
-  for (int64_t i = 0; i < items; ++i)
+  for (int64_t i = 0; i < items; ++i) {
+    if constexpr (std::is_same_v<T, float>) {
+      // Few rows: the one-matrix product's kernel, so an item has its bits.
+      if (M <= ROW_INDEPENDENT_ROWS && p.transpose() && qmv4_applies(pk, K)) {
+        qmv4(xv.data() + i * M * K, M, K, N, pk, o + i * M * N, i * mat_rows);
+        continue;
+      }
+    }
     product<T, A>(xv.data() + i * M * K, M, K, N, p.transpose(), q.group_size,
                   packed_loader(pk, i * mat_rows), o + i * M * N, M > ROW_INDEPENDENT_ROWS);
+  }
 }
 
 // The flat indices of a gathered product, clamped to [0, count).
@@ -226,9 +234,17 @@ void gather_qmm(const GatherQMM& p, const Arrays& in, Array& out) {
   auto rhs = flat_indices(in[np + 2], lead(in[1], 2));
   std::vector<A> xv = values_of<T, A>(x);
   T* o = ptr<T>(out);
-  for (size_t i = 0; i < lhs.size(); ++i)
+  for (size_t i = 0; i < lhs.size(); ++i) {
+    if constexpr (std::is_same_v<T, float>) {
+      // Few rows: QuantizedMatmul's kernel, the same bits as its product.
+      if (M <= ROW_INDEPENDENT_ROWS && p.transpose() && qmv4_applies(pk, K)) {
+        qmv4(xv.data() + lhs[i] * M * K, M, K, N, pk, o + int64_t(i) * M * N, rhs[i] * mat_rows);
+        continue;
+      }
+    }
     product<T, A>(xv.data() + lhs[i] * M * K, M, K, N, p.transpose(), q.group_size,
                   packed_loader(pk, rhs[i] * mat_rows), o + int64_t(i) * M * N, M > ROW_INDEPENDENT_ROWS);
+  }
 }
 
 template <class T>

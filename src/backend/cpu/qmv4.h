@@ -1,5 +1,5 @@
 // The few-row product for transposed affine 4-bit weights with float scales
-// where K is a multiple of 128 and the group size divides 128 (the decode
+// where K is a multiple of 64 and the group size divides 128 (the decode
 // step of a 4-bit language model on the CPU). A 64-byte load is 16 words,
 // 128 codes; code j of every word is a shift and a ternary logic operation
 // away (as the float 16 + q), so lane i of a 16-lane vector holds code j
@@ -11,13 +11,15 @@
 // 16 folded into the bias), s and b the lane's group's.
 //
 // Every output is the fixed tree of its 16 lanes, each lane summing the
-// blocks in order: the bits depend on K and the group size only, not on
-// the number of rows of x, the rows per pass or the threads.
+// blocks in order (a last block of 64 codes padded with zeros): the bits
+// depend on K and the group size only, not on the number of rows of x, the
+// rows per pass or the threads.
 #pragma once
 
 #include <cstdint>
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "backend/cpu/quant_rows.h"
@@ -74,30 +76,52 @@ inline float hsum16(const v16f& v) {
   return ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
 }
 
-// x rows [m0, m0 + MR) (the permuted xt, the word sums xs) against weight
-// rows [n, n + RP) (clamped to n1 - 1; the repeats are not stored).
+// The lanes' scales of a last block of 64 codes (words 0-7; lanes 8-15
+// multiply zeros, so they repeat the last group's value).
+template <int Per>
+inline v16f tail_lanes(const float* p) {
+  if constexpr (Per == 4) {
+    const float a = p[0], b = p[1];
+    return v16f{a, a, a, a, b, b, b, b, b, b, b, b, b, b, b, b};
+  } else {
+    return v16f{} + p[0];
+  }
+}
+
+// x rows [m0, m0 + MR) (the permuted xt, the word sums xs, both padded to
+// a whole last block with zeros) against weight rows [n, n + RP) (clamped
+// to n1 - 1; the repeats are not stored).
 template <int Per, int MR, int RP>
 void pass(const float* xt, const float* xs, int64_t R, int64_t K, int64_t N, int64_t m0, int64_t n,
-          int64_t n1, const PackedRows<float>& pk, float* out) {
-  const int64_t blocks = K / 128, groups = pk.groups;
+          int64_t n1, const PackedRows<float>& pk, int64_t row0, float* out) {
+  const int64_t full = K / 128, kp = (K + 127) / 128 * 128, groups = pk.groups;
   const float* xr[MR];
   const float* sr[MR];
   for (int m = 0; m < MR; ++m) {
     const int64_t row = std::min(m0 + m, R - 1);
-    xr[m] = xt + row * K, sr[m] = xs + row * (K / 8);
+    xr[m] = xt + row * kp, sr[m] = xs + row * (kp / 8);
   }
   const uint32_t* w[RP];
   const float *sc[RP], *bi[RP];
   for (int r = 0; r < RP; ++r) {
-    const int64_t row = std::min(n + r, n1 - 1);
+    const int64_t row = row0 + std::min(n + r, n1 - 1);
     w[r] = pk.w + row * pk.words, sc[r] = pk.scales + row * groups, bi[r] = pk.biases + row * groups;
   }
   v16f acc[RP][MR];
   for (int r = 0; r < RP; ++r)
     for (int m = 0; m < MR; ++m) acc[r][m] = v16f{};
-  for (int64_t b = 0; b < blocks; ++b) {
+  // Block b: 128 codes, or the last 64 (Half: words 0-7, the rest zero).
+  auto block = [&](int64_t b, auto half) {
+    constexpr bool Half = decltype(half)::value;
     v16u wv[RP];
-    for (int r = 0; r < RP; ++r) wv[r] = load16u(w[r] + b * 16);
+    for (int r = 0; r < RP; ++r) {
+      if constexpr (Half) {
+        wv[r] = v16u{};
+        std::memcpy(&wv[r], w[r] + b * 16, 32);
+      } else {
+        wv[r] = load16u(w[r] + b * 16);
+      }
+    }
     v16f d[RP][MR];
 #pragma GCC unroll 8
     for (int j = 0; j < 8; ++j) {
@@ -110,42 +134,46 @@ void pass(const float* xt, const float* xs, int64_t R, int64_t K, int64_t N, int
     }
     for (int r = 0; r < RP; ++r) {
       // d sums x (16 + q): s d + (b - 16 s) X = s sum(x q) + b X.
-      const v16f s = lanes<Per>(sc[r] + b * Per), bb = lanes<Per>(bi[r] + b * Per) - s * 16.0f;
+      const v16f s = Half ? tail_lanes<Per>(sc[r] + b * Per) : lanes<Per>(sc[r] + b * Per);
+      const v16f bb = (Half ? tail_lanes<Per>(bi[r] + b * Per) : lanes<Per>(bi[r] + b * Per)) - s * 16.0f;
       for (int m = 0; m < MR; ++m) acc[r][m] += s * d[r][m] + bb * load16f(sr[m] + b * 16);
     }
-  }
+  };
+  for (int64_t b = 0; b < full; ++b) block(b, std::false_type{});
+  if (kp != K) block(full, std::true_type{});
   for (int m = 0; m < MR && m0 + m < R; ++m)
     for (int r = 0; r < RP && n + r < n1; ++r) out[(m0 + m) * N + n + r] = hsum16(acc[r][m]);
 }
 
 template <int Per>
-void rows(const float* x, int64_t R, int64_t K, int64_t N, const PackedRows<float>& pk, float* out) {
+void rows(const float* x, int64_t R, int64_t K, int64_t N, const PackedRows<float>& pk, int64_t row0, float* out) {
   // x in the codes' order: xt[128 b + 16 j + i] = x[128 b + 8 i + j]; xs
-  // the sums of each word's eight elements in k order.
-  std::vector<float> xt(size_t(R * K)), xs(size_t(R * K / 8));
+  // the sums of each word's eight elements in k order; zeros past K.
+  const int64_t kp = (K + 127) / 128 * 128;
+  std::vector<float> xt(size_t(R * kp), 0.0f), xs(size_t(R * kp / 8), 0.0f);
   for (int64_t r = 0; r < R; ++r)
-    for (int64_t b = 0; b < K / 128; ++b)
-      for (int i = 0; i < 16; ++i) {
-        const float* p = x + r * K + b * 128 + 8 * i;
-        float s = 0.0f;
-        for (int j = 0; j < 8; ++j) {
-          xt[size_t(r * K + b * 128 + 16 * j + i)] = p[j];
-          s += p[j];
-        }
-        xs[size_t(r * (K / 8) + b * 16 + i)] = s;
+    for (int64_t i8 = 0; i8 < K / 8; ++i8) {
+      const int64_t b = i8 / 16, i = i8 % 16;
+      const float* p = x + r * K + 8 * i8;
+      float s = 0.0f;
+      for (int j = 0; j < 8; ++j) {
+        xt[size_t(r * kp + b * 128 + 16 * j + i)] = p[j];
+        s += p[j];
       }
+      xs[size_t(r * (kp / 8) + i8)] = s;
+    }
   for_row_blocks(N, K * std::min<int64_t>(R, 8), [&](int64_t n0, int64_t n1) {
     for (int64_t m0 = 0; m0 < R; m0 += 8) {
       const int64_t left = R - m0;
       // Weight rows per pass: as many as the accumulators allow.
       if (left == 1)
-        for (int64_t n = n0; n < n1; n += 4) pass<Per, 1, 4>(xt.data(), xs.data(), R, K, N, m0, n, n1, pk, out);
+        for (int64_t n = n0; n < n1; n += 4) pass<Per, 1, 4>(xt.data(), xs.data(), R, K, N, m0, n, n1, pk, row0, out);
       else if (left == 2)
-        for (int64_t n = n0; n < n1; n += 4) pass<Per, 2, 4>(xt.data(), xs.data(), R, K, N, m0, n, n1, pk, out);
+        for (int64_t n = n0; n < n1; n += 4) pass<Per, 2, 4>(xt.data(), xs.data(), R, K, N, m0, n, n1, pk, row0, out);
       else if (left <= 4)
-        for (int64_t n = n0; n < n1; n += 2) pass<Per, 4, 2>(xt.data(), xs.data(), R, K, N, m0, n, n1, pk, out);
+        for (int64_t n = n0; n < n1; n += 2) pass<Per, 4, 2>(xt.data(), xs.data(), R, K, N, m0, n, n1, pk, row0, out);
       else
-        for (int64_t n = n0; n < n1; ++n) pass<Per, 8, 1>(xt.data(), xs.data(), R, K, N, m0, n, n1, pk, out);
+        for (int64_t n = n0; n < n1; ++n) pass<Per, 8, 1>(xt.data(), xs.data(), R, K, N, m0, n, n1, pk, row0, out);
     }
   });
 }
@@ -153,17 +181,19 @@ void rows(const float* x, int64_t R, int64_t K, int64_t N, const PackedRows<floa
 }  // namespace qmv4_detail
 
 /// Whether qmv4 applies: 4-bit affine with float scales and biases, K a
-/// multiple of 128, groups of 32, 64 or 128.
+/// multiple of 64, groups of 32, 64 or 128.
 inline bool qmv4_applies(const PackedRows<float>& pk, int64_t K) {
   const int g = pk.q.group_size;
-  return pk.q.has_biases() && pk.q.bits == 4 && K % 128 == 0 && (g == 32 || g == 64 || g == 128);
+  return pk.q.has_biases() && pk.q.bits == 4 && K % 64 == 0 && (g == 32 || g == 64 || g == 128);
 }
 
-inline void qmv4(const float* x, int64_t R, int64_t K, int64_t N, const PackedRows<float>& pk, float* out) {
+/// out [R, N] = x [R, K] @ W^T, W the rows [row0, row0 + N) of pk.
+inline void qmv4(const float* x, int64_t R, int64_t K, int64_t N, const PackedRows<float>& pk, float* out,
+                 int64_t row0 = 0) {
   switch (pk.q.group_size) {
-    case 128: return qmv4_detail::rows<1>(x, R, K, N, pk, out);
-    case 64: return qmv4_detail::rows<2>(x, R, K, N, pk, out);
-    default: return qmv4_detail::rows<4>(x, R, K, N, pk, out);
+    case 128: return qmv4_detail::rows<1>(x, R, K, N, pk, row0, out);
+    case 64: return qmv4_detail::rows<2>(x, R, K, N, pk, row0, out);
+    default: return qmv4_detail::rows<4>(x, R, K, N, pk, row0, out);
   }
 }
 
