@@ -164,6 +164,21 @@ int64_t lead(const Array& a, int keep) {
   return n;
 }
 
+// The 4-bit few-row kernel (qmv4.h) for the R rows at x against the matrix
+// whose first row is row0 of pk, where it applies: true where it ran. Every
+// few-row path takes it alike, so an item keeps the one-matrix bits.
+template <class T, class A>
+bool try_qmv4(bool transpose, const PackedRows<T>& pk, const A* x, int64_t R, int64_t K, int64_t N,
+              T* o, int64_t row0) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (R <= ROW_INDEPENDENT_ROWS && transpose && qmv4_applies(pk, K)) {
+      qmv4(x, R, K, N, pk, o, row0);
+      return true;
+    }
+  }
+  return false;
+}
+
 template <class T>
 void qmm(const QuantizedMatmul& p, const Arrays& in, Array& out) {
   using A = acc_t<T>;
@@ -180,10 +195,10 @@ void qmm(const QuantizedMatmul& p, const Arrays& in, Array& out) {
     // row's sums are its own, so the batch changes no bits).
     const int64_t R = x.size() / std::max<int64_t>(K, 1);
     if constexpr (std::is_same_v<T, float>) {
+      if (p.transpose() && qmv4_applies(pk, K)) return qmv4(xv.data(), R, K, N, pk, o);
       // Up to eight rows at a time (decode): each block of weights unpacked
       // in registers once for all of them (qmv4.h: 4-bit, K a multiple of
       // 64; qmv.h: product()'s sums).
-      if (p.transpose() && qmv4_applies(pk, K)) return qmv4(xv.data(), R, K, N, pk, o);
       if (p.transpose() && qmv_affine_applies(pk)) return qmv_affine(xv.data(), R, K, N, pk, o);
     }
     product<T, A>(xv.data(), x.size() / std::max<int64_t>(K, 1), K, N, p.transpose(), q.group_size,
@@ -199,17 +214,10 @@ void qmm(const QuantizedMatmul& p, const Arrays& in, Array& out) {
                     o + i * M * N, true);
     return;
   }
-  for (int64_t i = 0; i < items; ++i) {
-    if constexpr (std::is_same_v<T, float>) {
-      // Few rows: the one-matrix product's kernel, so an item has its bits.
-      if (M <= ROW_INDEPENDENT_ROWS && p.transpose() && qmv4_applies(pk, K)) {
-        qmv4(xv.data() + i * M * K, M, K, N, pk, o + i * M * N, i * mat_rows);
-        continue;
-      }
-    }
-    product<T, A>(xv.data() + i * M * K, M, K, N, p.transpose(), q.group_size,
-                  packed_loader(pk, i * mat_rows), o + i * M * N, M > ROW_INDEPENDENT_ROWS);
-  }
+  for (int64_t i = 0; i < items; ++i)
+    if (!try_qmv4(p.transpose(), pk, xv.data() + i * M * K, M, K, N, o + i * M * N, i * mat_rows))
+      product<T, A>(xv.data() + i * M * K, M, K, N, p.transpose(), q.group_size,
+                    packed_loader(pk, i * mat_rows), o + i * M * N, M > ROW_INDEPENDENT_ROWS);
 }
 
 // The flat indices of a gathered product, clamped to [0, count).
@@ -234,17 +242,11 @@ void gather_qmm(const GatherQMM& p, const Arrays& in, Array& out) {
   auto rhs = flat_indices(in[np + 2], lead(in[1], 2));
   std::vector<A> xv = values_of<T, A>(x);
   T* o = ptr<T>(out);
-  for (size_t i = 0; i < lhs.size(); ++i) {
-    if constexpr (std::is_same_v<T, float>) {
-      // Few rows: QuantizedMatmul's kernel, the same bits as its product.
-      if (M <= ROW_INDEPENDENT_ROWS && p.transpose() && qmv4_applies(pk, K)) {
-        qmv4(xv.data() + lhs[i] * M * K, M, K, N, pk, o + int64_t(i) * M * N, rhs[i] * mat_rows);
-        continue;
-      }
-    }
-    product<T, A>(xv.data() + lhs[i] * M * K, M, K, N, p.transpose(), q.group_size,
-                  packed_loader(pk, rhs[i] * mat_rows), o + int64_t(i) * M * N, M > ROW_INDEPENDENT_ROWS);
-  }
+  for (size_t i = 0; i < lhs.size(); ++i)
+    if (!try_qmv4(p.transpose(), pk, xv.data() + lhs[i] * M * K, M, K, N, o + int64_t(i) * M * N,
+                  rhs[i] * mat_rows))
+      product<T, A>(xv.data() + lhs[i] * M * K, M, K, N, p.transpose(), q.group_size,
+                    packed_loader(pk, rhs[i] * mat_rows), o + int64_t(i) * M * N, M > ROW_INDEPENDENT_ROWS);
 }
 
 template <class T>

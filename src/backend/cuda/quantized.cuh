@@ -7,6 +7,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <cstdint>
 #include <string>
 
 #include "backend/cuda/quantized_kernels.h"
@@ -55,6 +56,9 @@ inline void check_launch(const char* what) {
            std::string("CUDA launch of ") + what + " failed: " + cudaGetErrorString(e)))
         .raise();
 }
+
+// Whether p is aligned to n bytes (n a power of two).
+inline bool aligned(const void* p, uintptr_t n) { return (reinterpret_cast<uintptr_t>(p) & (n - 1)) == 0; }
 
 [[noreturn]] inline void unsupported(const std::string& what) {
   (Error(ErrorKind::backend, what)).raise();

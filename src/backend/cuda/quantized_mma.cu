@@ -243,8 +243,6 @@ __global__ void __launch_bounds__(kMaxWarps * 32)
   }
 }
 
-bool aligned(const void* p, uintptr_t n) { return (reinterpret_cast<uintptr_t>(p) & (n - 1)) == 0; }
-
 // The warps splitting K: a function of N and K only (row bits). About 2048
 // warps over the GPU where each keeps at least four steps of groups.
 int warps_for(int64_t n, int groups, int step) {

@@ -352,8 +352,6 @@ __global__ void __launch_bounds__(kCols)
     if (m < rows) out[(item * m_rows + r0 + m) * int64_t(n_cols) + n] = store_of<T>(acc[m]);
 }
 
-bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
-
 void check_grid(int64_t x, int64_t y, const char* what) {
   if (x > 0x7FFFFFFF || y > 65535)
     unsupported(std::string(what) + ": the product is too large for one launch (" +
@@ -365,7 +363,7 @@ void launch_t(const MvArgs& a, cudaStream_t s) {
   if (qmma(a, s)) return;
   const int mt = a.m <= 1 ? 1 : a.m <= 2 ? 2 : a.m <= 4 ? 4 : 8;
   const int64_t tiles = (a.m + mt - 1) / mt;
-  const bool xvec = aligned16(a.x), wvec = aligned16(a.w.w);
+  const bool xvec = aligned(a.x, 16), wvec = aligned(a.w.w, 16);
   auto go = [&](auto kernel, int nc) {
     const int64_t gx = a.items * tiles, gy = (a.n + kWarps * nc - 1) / (kWarps * nc);
     check_grid(gx, gy, "QuantizedMatmul");
